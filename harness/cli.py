@@ -1,0 +1,280 @@
+"""`vlbench` command line. Exit codes: 0 ok, 1 invalid submission, 2 usage or I/O error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+from tabulate import tabulate
+
+from harness import __version__
+from harness.errors import InvalidSubmission, UsageError, VlbenchError
+from harness.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
+from harness.registry import Benchmark, Metric, data_status, default_data_dir, registry
+from harness.results import ResultRecord, load_items
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 too; keep its usage text
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _add_limits(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, help="largest file accepted (bytes)")
+    p.add_argument(
+        "--max-decompressed",
+        type=int,
+        default=DEFAULT_MAX_DECOMPRESSED,
+        help="largest decompressed size of a .json.gz (bytes)",
+    )
+    p.add_argument("--max-errors", type=int, default=50, help="errors listed in full (the rest are counted)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="vlbench", description="Benchmark harness for vision-language models.")
+    parser.add_argument("--version", action="version", version=f"vlbench {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("tasks", help="list benchmarks, versions and whether their data is present")
+    p.add_argument("--data-dir", help="prepared data folder (default: $VLBENCH_DATA or ~/.cache/vlbench)")
+    p.add_argument("--json", action="store_true")
+
+    for name, helptext in (("validate", "check a submission; list every problem"), ("score", "validate and score a submission")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("submission", help="submission file (.json or .json.gz)")
+        p.add_argument("--benchmark", help="benchmark id, for a bare predictions file without the envelope")
+        p.add_argument("--references", help="captions: score against this COCO captions annotation file")
+        p.add_argument("--data-dir", help="prepared data folder")
+        p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+        _add_limits(p)
+        if name == "score":
+            p.add_argument("--out", help="write the result record here (atomically)")
+            p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% CIs (0: none)")
+            p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+
+    p = sub.add_parser("compare", help="paired bootstrap test between two results on the same benchmark")
+    p.add_argument("result_a")
+    p.add_argument("result_b")
+    p.add_argument("--bootstrap", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+
+    data = sub.add_parser("data", help="write the mini benchmark, or prepare a real benchmark's ground truth")
+    dsub = data.add_subparsers(dest="data_command", metavar="DATA_COMMAND", parser_class=_Parser)
+    p = dsub.add_parser("mini", help="write the mini benchmark's images and annotation files")
+    p.add_argument("--out", default="vlbench-mini", help="output folder (default: ./vlbench-mini)")
+    p = dsub.add_parser("prepare", help="build a benchmark's ground truth from official files or a hub id")
+    p.add_argument("benchmark")
+    p.add_argument("--source", required=True, help="local path, or a Hugging Face hub dataset id")
+    p.add_argument("--data-dir", help="where to write (default: $VLBENCH_DATA or ~/.cache/vlbench)")
+    return parser
+
+
+def _metric_for(benchmark: Benchmark, key: str) -> Metric:
+    try:
+        return benchmark.metric(key)
+    except KeyError:
+        return Metric(key, "")
+
+
+def _print_issues(exc: InvalidSubmission, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"source": exc.source, **exc.issues.to_dict()}, indent=2))
+        return
+    print(f"INVALID: {exc}", file=sys.stderr)
+    print(exc.issues.report(), file=sys.stderr)
+
+
+def _override(args: argparse.Namespace) -> Benchmark | None:
+    if not getattr(args, "references", None):
+        return None
+    task = registry().tasks.get("captioning")
+    if task is None or not hasattr(task, "references_benchmark"):
+        raise UsageError("--references needs the captioning task, which is not installed")
+    return task.references_benchmark(Path(args.references))
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    reg = registry()
+    rows = []
+    for b in sorted(reg.benchmarks.values(), key=lambda b: (b.task, b.id)):
+        rows.append(
+            {
+                "benchmark": b.id,
+                "task": b.task,
+                "version": b.version,
+                "main_score": b.main_score,
+                "data": data_status(b, args.data_dir),
+                "description": b.description,
+            }
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(tabulate([{k: v for k, v in r.items() if k != "description"} for r in rows], headers="keys"))
+        print(f"\ndata folder: {args.data_dir or default_data_dir()}")
+    return EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from harness.submission import validate_file
+
+    sub = validate_file(
+        args.submission,
+        benchmark_id=args.benchmark,
+        data_dir=args.data_dir,
+        max_bytes=args.max_bytes,
+        max_decompressed=args.max_decompressed,
+        max_errors=args.max_errors,
+        benchmark_override=_override(args),
+    )
+    if args.json:
+        print(json.dumps({"source": args.submission, "valid": True, "benchmark": sub.benchmark.id,
+                          "error_count": 0, "errors": []}, indent=2))
+    else:
+        print(f"VALID: {args.submission} is a valid {sub.benchmark.id} submission "
+              f"(benchmark v{sub.benchmark.version})")
+    return EXIT_OK
+
+
+def _score_table(result: ResultRecord, benchmark: Benchmark) -> str:
+    rows = []
+    for key, value in result.scores.items():
+        metric = _metric_for(benchmark, key)
+        ci = result.ci95.get(key)
+        ci_text = f"[{metric.format(ci[0])}, {metric.format(ci[1])}]" if ci else ""
+        unit = "%" if metric.display == "percent" else ""
+        rows.append([key + (" *" if key == result.main_score else ""), metric.format(value) + unit, ci_text])
+    return tabulate(rows, headers=["metric", "value", "95% CI"], disablenumparse=True)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from harness.scoring import score_file, write_evaluation
+
+    evaluation = score_file(
+        args.submission,
+        benchmark_id=args.benchmark,
+        data_dir=args.data_dir,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        max_bytes=args.max_bytes,
+        max_decompressed=args.max_decompressed,
+        max_errors=args.max_errors,
+        benchmark_override=_override(args),
+    )
+    result = evaluation.result
+    if args.out:
+        write_evaluation(evaluation, args.out)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+        return EXIT_OK
+    b = evaluation.submission.benchmark
+    print(f"{b.id} v{b.version} ({b.task}) - {result.meta.get('method', '')}")
+    print(_score_table(result, b))
+    for warning in result.extra.get("warnings", []):
+        print(f"warning: {warning}", file=sys.stderr)
+    for metric, reason in result.extra.get("unavailable", {}).items():
+        print(f"note: {metric} unavailable: {reason}", file=sys.stderr)
+    print(f"\n* main score. n = {result.n}. submission sha256 {result.submission_sha256[:12]}, "
+          f"ground truth sha256 {result.ground_truth_sha256[:12]}, {result.elapsed_s:.2f} s")
+    if args.out:
+        print(f"result written to {args.out}")
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from harness.stats import paired_bootstrap
+
+    a, b = ResultRecord.load(args.result_a), ResultRecord.load(args.result_b)
+    if (a.benchmark, a.benchmark_version) != (b.benchmark, b.benchmark_version):
+        raise UsageError(
+            f"results are on different benchmarks: {a.benchmark} v{a.benchmark_version} vs "
+            f"{b.benchmark} v{b.benchmark_version}"
+        )
+    if a.ground_truth_sha256 != b.ground_truth_sha256:
+        raise UsageError("results were scored against different ground truth (sha256 differs)")
+    items = []
+    for r, path in ((a, args.result_a), (b, args.result_b)):
+        if not r.per_item:
+            raise UsageError(f"{path} has no per-item file; re-score with --out to keep one")
+        items.append(load_items(Path(path).parent / r.per_item))
+    reg = registry()
+    benchmark = reg.benchmark(a.benchmark)
+    task = reg.task_of(benchmark)
+    rows = paired_bootstrap(
+        items[0], items[1], lambda m: task.metrics_from_means(benchmark, m), args.bootstrap, args.seed
+    )
+    if args.json:
+        print(json.dumps([r.__dict__ for r in rows], indent=2))
+        return EXIT_OK
+    table = []
+    for r in rows:
+        metric = _metric_for(benchmark, r.metric)
+        table.append([r.metric, metric.format(r.a), metric.format(r.b), metric.format(r.difference),
+                      f"[{metric.format(r.ci95[0])}, {metric.format(r.ci95[1])}]", f"{r.p_value:.4f}"])
+    print(f"A = {a.meta.get('method', args.result_a)}, B = {b.meta.get('method', args.result_b)}")
+    print(tabulate(table, headers=["metric", "A", "B", "A-B", "95% CI of A-B", "p"], disablenumparse=True))
+    return EXIT_OK
+
+
+def cmd_data(args: argparse.Namespace) -> int:
+    if args.data_command == "mini":
+        from harness.mini import write_mini_benchmark
+
+        written = write_mini_benchmark(Path(args.out))
+        print(f"wrote the mini benchmark to {args.out} ({len(written)} files)")
+        return EXIT_OK
+    if args.data_command == "prepare":
+        reg = registry()
+        benchmark = reg.benchmark(args.benchmark)
+        data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+        written = reg.task_of(benchmark).prepare(benchmark, args.source, data_dir)
+        for path in written:
+            print(f"wrote {path}")
+        return EXIT_OK
+    raise UsageError("vlbench data: choose 'mini' or 'prepare'")
+
+
+COMMANDS = {
+    "tasks": cmd_tasks,
+    "validate": cmd_validate,
+    "score": cmd_score,
+    "compare": cmd_compare,
+    "data": cmd_data,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return COMMANDS[args.command](args)
+    except InvalidSubmission as exc:
+        _print_issues(exc, getattr(args, "json", False))
+        return EXIT_INVALID
+    except VlbenchError as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug or an environment problem; keep the traceback behind --debug
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {type(exc).__name__}: {exc}\n  (run with --debug for the traceback)", file=sys.stderr)
+        return EXIT_USAGE
+
+

@@ -1,0 +1,257 @@
+"""Reading untrusted JSON, and writing files so that an interrupted run leaves nothing half-written.
+
+Submissions are hostile until validated. Reading enforces, before anything is scored:
+- a size cap on plain files and a separate cap on the decompressed size of `.json.gz`, read in
+  chunks so a compression bomb is refused after at most `max_decompressed` bytes, never inflated;
+- strict UTF-8;
+- no duplicate object keys (the stdlib keeps the last one silently);
+- no `NaN`, `Infinity` or `-Infinity` literals (the stdlib accepts them; JSON does not).
+Problems are reported as issues (exit code 1), not exceptions with tracebacks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import json
+import os
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import InvalidSubmission, IssueList, UsageError
+
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+DEFAULT_MAX_DECOMPRESSED = 1024 * 1024 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class LoadedJson:
+    """A parsed document with the sha256 of the bytes as submitted (compressed, if it was)."""
+
+    data: Any
+    sha256: str
+    size: int
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def _pairs_no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return result
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+def _line_col(text: str, pos: int) -> tuple[int, int]:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return line, col
+
+
+def _position_of_duplicate(text: str, key: str) -> str:
+    needle = json.dumps(key)
+    first = text.find(needle)
+    second = text.find(needle, first + 1) if first >= 0 else -1
+    if second < 0:
+        return ""
+    line, col = _line_col(text, second)
+    return f" (second occurrence at line {line}, column {col})"
+
+
+def loads_strict(text: str | bytes, issues: IssueList | None = None) -> Any:
+    """Parse JSON, rejecting duplicate keys and non-finite literals.
+
+    With `issues`, a problem is added there and `None` returned; without, `InvalidSubmission` is
+    raised. Parsing stops at the first syntax problem: later text cannot be trusted.
+    """
+    own = issues is None
+    issues = IssueList() if issues is None else issues
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            issues.add(
+                "not_utf8",
+                "",
+                f"the file is not valid UTF-8 (byte {exc.start}: {exc.reason})",
+                "save the file as UTF-8 JSON",
+            )
+            text = None
+    if text is not None:
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        try:
+            return json.loads(
+                text, object_pairs_hook=_pairs_no_duplicates, parse_constant=_reject_constant
+            )
+        except _DuplicateKey as exc:
+            key = exc.args[0]
+            issues.add(
+                "duplicate_key",
+                "",
+                f"object key {json.dumps(key)[:80]} appears twice in one object"
+                + _position_of_duplicate(text, key),
+                "every key may appear once per object; duplicate keys silently lose data",
+            )
+        except _NonFinite as exc:
+            issues.add(
+                "non_finite_literal",
+                "",
+                f"the literal {exc.args[0]} is not valid JSON",
+                "write finite numbers only; NaN and Infinity are not allowed",
+            )
+        except json.JSONDecodeError as exc:
+            issues.add(
+                "json_syntax",
+                "",
+                f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+                "check the file with a JSON linter (python -m json.tool FILE)",
+            )
+        except RecursionError:
+            issues.add(
+                "json_too_deep",
+                "",
+                "the JSON nesting is too deep to parse",
+                "submissions are shallow documents; check how the file was produced",
+            )
+    if own and issues:
+        raise InvalidSubmission(issues)
+    return None
+
+
+def read_bytes_capped(
+    path: str | os.PathLike[str],
+    issues: IssueList,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+) -> tuple[bytes | None, str, int]:
+    """Read a `.json` or gzip file within the caps. Returns (json bytes or None, sha256, size)."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if path.is_dir():
+        raise UsageError(f"{path} is a directory, not a submission file")
+    if size > max_bytes:
+        issues.add(
+            "file_too_large",
+            "",
+            f"the file is {size:,} bytes; the limit is {max_bytes:,}",
+            "submit top-K lists (K >= 10) rather than full rankings, or raise --max-bytes",
+        )
+        return None, "", size
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    digest = hashlib.sha256(raw).hexdigest()
+    if not raw.startswith(GZIP_MAGIC):
+        return raw, digest, size
+    # Inflate in bounded steps: a 1 MB bomb can expand to many GB.
+    inflater = zlib.decompressobj(wbits=31)
+    chunks: list[bytes] = []
+    total = 0
+    data = raw
+    try:
+        while data:
+            chunk = inflater.decompress(data, max_decompressed + 1 - total)
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_decompressed:
+                issues.add(
+                    "decompressed_too_large",
+                    "",
+                    f"the gzip file inflates to more than {max_decompressed:,} bytes",
+                    "a submission this large is not plausible; raise --max-decompressed if it is real",
+                )
+                return None, digest, size
+            data = inflater.unconsumed_tail
+            if inflater.eof:
+                if inflater.unused_data.startswith(GZIP_MAGIC):
+                    # Concatenated gzip members are legal; continue with the next member.
+                    data = inflater.unused_data
+                    inflater = zlib.decompressobj(wbits=31)
+                elif inflater.unused_data.strip(b"\x00"):
+                    raise zlib.error("trailing garbage after the gzip stream")
+                else:
+                    break
+        if not inflater.eof:
+            raise zlib.error("the gzip stream is truncated")
+    except zlib.error as exc:
+        issues.add("bad_gzip", "", f"the gzip data is corrupt: {exc}", "re-create the .json.gz file")
+        return None, digest, size
+    return b"".join(chunks), digest, size
+
+
+def load_submission_file(
+    path: str | os.PathLike[str],
+    issues: IssueList,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+) -> LoadedJson | None:
+    """Read and parse an untrusted file; problems go to `issues` and `None` is returned."""
+    raw, digest, size = read_bytes_capped(path, issues, max_bytes, max_decompressed)
+    if raw is None:
+        return None
+    data = loads_strict(raw, issues)
+    if issues:
+        return None
+    return LoadedJson(data, digest, size)
+
+
+def read_trusted_json(path: str | os.PathLike[str]) -> Any:
+    """Read a ground-truth or packaged file (trusted: plain json.loads, gzip by magic number)."""
+    raw = Path(path).read_bytes()
+    if raw.startswith(GZIP_MAGIC):
+        raw = gzip.decompress(raw)
+    return json.loads(raw)
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write via a temporary file in the same folder, fsync, then rename over the target."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_json(path: str | os.PathLike[str], obj: Any, indent: int | None = 2) -> None:
+    text = json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False)
+    atomic_write_bytes(path, (text + "\n").encode("utf-8"))

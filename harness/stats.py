@@ -1,0 +1,140 @@
+"""Bootstrap confidence intervals and the paired bootstrap test, shared by every task.
+
+Items are resampled with replacement within each population (e.g. image queries and caption
+queries separately, since they are different populations); every metric is recomputed from the
+resampled column means by the task's `metrics_from_means`, so corpus-level metrics (BLEU, RSUM)
+get intervals too. Everything is vectorised over replicates and seeded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.registry import ItemTable
+
+MeansToMetrics = Callable[[Mapping[str, Mapping[str, np.ndarray]]], dict[str, np.ndarray]]
+
+# Cap on elements gathered at once (replicates x items x columns), about 256 MB of float64.
+_CHUNK_ELEMENTS = 32_000_000
+
+
+def _replicate_means(
+    items: Mapping[str, ItemTable],
+    n_resamples: int,
+    rng: np.random.Generator,
+    paired_with: Mapping[str, ItemTable] | None = None,
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]] | None]:
+    """Column means of `n_resamples` resamples per population (and of a paired second set)."""
+    out: dict[str, dict[str, np.ndarray]] = {}
+    out_b: dict[str, dict[str, np.ndarray]] | None = {} if paired_with is not None else None
+    for name in sorted(items):
+        table = items[name]
+        n, d = table.values.shape
+        width = d * (2 if paired_with is not None else 1)
+        per_chunk = max(1, _CHUNK_ELEMENTS // max(1, n * width))
+        means = np.empty((n_resamples, d))
+        means_b = np.empty((n_resamples, d)) if paired_with is not None else None
+        for start in range(0, n_resamples, per_chunk):
+            stop = min(n_resamples, start + per_chunk)
+            idx = rng.integers(0, n, size=(stop - start, n)) if n else np.zeros((stop - start, 0), int)
+            means[start:stop] = table.values[idx].mean(axis=1) if n else np.nan
+            if means_b is not None:
+                means_b[start:stop] = paired_with[name].values[idx].mean(axis=1) if n else np.nan
+        out[name] = {c: means[:, j] for j, c in enumerate(table.columns)}
+        if out_b is not None and means_b is not None:
+            out_b[name] = {c: means_b[:, j] for j, c in enumerate(paired_with[name].columns)}
+    return out, out_b
+
+
+def bootstrap_ci(
+    items: Mapping[str, ItemTable],
+    metrics_from_means: MeansToMetrics,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, list[float]]:
+    """Percentile bootstrap intervals for every metric the task derives from `items`."""
+    if n_resamples <= 0 or not items:
+        return {}
+    rng = np.random.default_rng(seed)
+    means, _ = _replicate_means(items, n_resamples, rng)
+    replicated = metrics_from_means(means)
+    tail = 100.0 * (1.0 - level) / 2.0
+    ci: dict[str, list[float]] = {}
+    for key, values in replicated.items():
+        values = np.asarray(values, dtype=np.float64)
+        if values.size == 0 or not np.all(np.isfinite(values)):
+            continue
+        lo, hi = np.percentile(values, [tail, 100.0 - tail])
+        ci[key] = [float(lo), float(hi)]
+    return ci
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    metric: str
+    a: float
+    b: float
+    difference: float  # a - b
+    ci95: tuple[float, float]
+    p_value: float  # two-sided, for "no difference"
+
+
+def align_items(a: Mapping[str, ItemTable], b: Mapping[str, ItemTable]) -> dict[str, ItemTable]:
+    """Reorder `b`'s rows to `a`'s ids; both must cover exactly the same items."""
+    if set(a) != set(b):
+        raise ValueError(f"the results have different populations: {sorted(a)} vs {sorted(b)}")
+    aligned: dict[str, ItemTable] = {}
+    for name, ta in a.items():
+        tb = b[name]
+        if ta.columns != tb.columns:
+            raise ValueError(f"population {name}: different columns")
+        if ta.ids == tb.ids:
+            aligned[name] = tb
+            continue
+        position = {item: i for i, item in enumerate(tb.ids)}
+        if set(position) != set(ta.ids) or len(position) != len(ta.ids):
+            raise ValueError(f"population {name}: the results cover different items")
+        order = np.fromiter((position[i] for i in ta.ids), dtype=np.int64, count=len(ta.ids))
+        aligned[name] = ItemTable(list(ta.ids), list(tb.columns), tb.values[order])
+    return aligned
+
+
+def paired_bootstrap(
+    items_a: Mapping[str, ItemTable],
+    items_b: Mapping[str, ItemTable],
+    metrics_from_means: MeansToMetrics,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> list[PairedComparison]:
+    """Paired bootstrap test (Koehn 2004 style): the same resampled items for both systems.
+
+    The p-value is two-sided: twice the smaller share of replicates on either side of zero, with
+    the usual +1 correction so it is never exactly 0.
+    """
+    items_b = align_items(items_a, items_b)
+    point_a = metrics_from_means(
+        {k: {c: np.array([t.values[:, j].mean()]) for j, c in enumerate(t.columns)} for k, t in items_a.items()}
+    )
+    point_b = metrics_from_means(
+        {k: {c: np.array([t.values[:, j].mean()]) for j, c in enumerate(t.columns)} for k, t in items_b.items()}
+    )
+    rng = np.random.default_rng(seed)
+    means_a, means_b = _replicate_means(items_a, n_resamples, rng, paired_with=items_b)
+    assert means_b is not None
+    rep_a = metrics_from_means(means_a)
+    rep_b = metrics_from_means(means_b)
+    results = []
+    for key in rep_a:
+        diff = np.asarray(rep_a[key], dtype=np.float64) - np.asarray(rep_b[key], dtype=np.float64)
+        below = int(np.sum(diff <= 0))
+        above = int(np.sum(diff >= 0))
+        p = min(1.0, 2.0 * (min(below, above) + 1) / (n_resamples + 1))
+        lo, hi = np.percentile(diff, [2.5, 97.5])
+        a_val = float(np.asarray(point_a[key])[0])
+        b_val = float(np.asarray(point_b[key])[0])
+        results.append(PairedComparison(key, a_val, b_val, a_val - b_val, (float(lo), float(hi)), p))
+    return results

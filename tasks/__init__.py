@@ -1,0 +1,1 @@
+"""Task types: one subpackage per task, each exporting TASK and BENCHMARKS."""
