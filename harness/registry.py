@@ -250,6 +250,10 @@ class TaskType(abc.ABC):
                 out[column] = value
         return out
 
+    def random_predictions(self, ground_truth: Any, benchmark: Benchmark, seed: int = 0) -> Any:
+        """A valid chance-level `predictions` document (the floor submissions in submissions/)."""
+        raise NotImplementedError(f"{self.name} has no random baseline")
+
     def prepare(self, benchmark: Benchmark, source: str, data_dir: Path) -> list[Path]:
         """Build the benchmark's DATA_DIR ground-truth files from official sources."""
         raise UsageError(f"benchmark {benchmark.id} has no prepare step")

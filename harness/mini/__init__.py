@@ -1,0 +1,1 @@
+"""vlbench-mini: the procedurally generated benchmark bundled with vlbench (no download)."""
