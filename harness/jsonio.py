@@ -16,13 +16,14 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import InvalidSubmission, IssueList, UsageError
+from harness.errors import InvalidSubmission, IssueList, UsageError, pointer
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_DECOMPRESSED = 1024 * 1024 * 1024
@@ -36,6 +37,30 @@ class LoadedJson:
     data: Any
     sha256: str
     size: int
+
+
+# A `\\uD800`-`\\uDFFF` escape in the raw text; only then can a parsed string hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogates(node: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    """Paths of strings (values or keys) that hold unpaired UTF-16 surrogates."""
+    found: list[tuple[str | int, ...]] = []
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(node, path)]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, str):
+            if _LONE_SURROGATE.search(value):
+                found.append(where)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if _LONE_SURROGATE.search(k):
+                    found.append((*where, k.encode("utf-8", "backslashreplace").decode()))
+                stack.append((v, (*where, k)))
+        elif isinstance(value, list):
+            stack.extend((v, (*where, i)) for i, v in enumerate(value))
+    return found
 
 
 class _DuplicateKey(ValueError):
@@ -100,9 +125,19 @@ def loads_strict(text: str | bytes, issues: IssueList | None = None) -> Any:
         if text.startswith("\ufeff"):
             text = text[1:]
         try:
-            return json.loads(
+            data = json.loads(
                 text, object_pairs_hook=_pairs_no_duplicates, parse_constant=_reject_constant
             )
+            if _SURROGATE_ESCAPE.search(text):
+                for where in _lone_surrogates(data)[:20]:
+                    issues.add(
+                        "lone_surrogate",
+                        pointer(*(str(p).encode("utf-8", "backslashreplace").decode() for p in where)),
+                        "the string holds an unpaired UTF-16 surrogate escape (\\ud800-\\udfff)",
+                        "write text as valid Unicode; escape characters outside the BMP as pairs",
+                    )
+            if not issues:
+                return data
         except _DuplicateKey as exc:
             key = exc.args[0]
             issues.add(
@@ -125,6 +160,14 @@ def loads_strict(text: str | bytes, issues: IssueList | None = None) -> Any:
                 "",
                 f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
                 "check the file with a JSON linter (python -m json.tool FILE)",
+            )
+        except ValueError as exc:
+            # e.g. an integer literal longer than Python's int-conversion limit (4300 digits).
+            issues.add(
+                "json_number",
+                "",
+                f"a number in the file cannot be read: {str(exc)[:120]}",
+                "ids and coordinates are short numbers; check how the file was produced",
             )
         except RecursionError:
             issues.add(

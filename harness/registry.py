@@ -105,6 +105,16 @@ def resolve_file(benchmark: Benchmark, f: DataFile, data_dir: str | os.PathLike 
     return root / benchmark.id / f.path
 
 
+def prepare_target(benchmark: Benchmark, f: DataFile, data_dir: str | os.PathLike) -> Path:
+    """Where `prepare` writes a ground-truth file: `<data_dir>/<benchmark id>/<file name>`.
+
+    DATA_DIR files are read back from there; PACKAGE files (the mini benchmarks, whose paths
+    start with `data/`) are copied from there into the package by `python -m harness.mini.ship`.
+    """
+    relative = f.path[len("data/"):] if f.location == PACKAGE and f.path.startswith("data/") else f.path
+    return Path(data_dir) / benchmark.id / relative
+
+
 @dataclass(frozen=True)
 class GroundTruthFiles:
     """Resolved, verified ground-truth paths and the combined sha256 recorded in results."""
