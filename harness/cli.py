@@ -119,7 +119,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        print(tabulate([{k: v for k, v in r.items() if k != "description"} for r in rows], headers="keys"))
+        print(tabulate([{k: v for k, v in r.items() if k != "description"} for r in rows], headers="keys", disable_numparse=True))
         print(f"\ndata folder: {args.data_dir or default_data_dir()}")
     return EXIT_OK
 
@@ -153,7 +153,7 @@ def _score_table(result: ResultRecord, benchmark: Benchmark) -> str:
         ci_text = f"[{metric.format(ci[0])}, {metric.format(ci[1])}]" if ci else ""
         unit = "%" if metric.display == "percent" else ""
         rows.append([key + (" *" if key == result.main_score else ""), metric.format(value) + unit, ci_text])
-    return tabulate(rows, headers=["metric", "value", "95% CI"], disablenumparse=True)
+    return tabulate(rows, headers=["metric", "value", "95% CI"], disable_numparse=True)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -221,7 +221,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         table.append([r.metric, metric.format(r.a), metric.format(r.b), metric.format(r.difference),
                       f"[{metric.format(r.ci95[0])}, {metric.format(r.ci95[1])}]", f"{r.p_value:.4f}"])
     print(f"A = {a.meta.get('method', args.result_a)}, B = {b.meta.get('method', args.result_b)}")
-    print(tabulate(table, headers=["metric", "A", "B", "A-B", "95% CI of A-B", "p"], disablenumparse=True))
+    print(tabulate(table, headers=["metric", "A", "B", "A-B", "95% CI of A-B", "p"], disable_numparse=True))
     return EXIT_OK
 
 

@@ -1,0 +1,8 @@
+"""Standard image-text retrieval: R@1/5/10 image->text and text->image, and RSUM."""
+
+from tasks.retrieval.benchmarks import BENCHMARKS
+from tasks.retrieval.task import RetrievalTask
+
+TASK = RetrievalTask()
+
+__all__ = ["BENCHMARKS", "TASK", "RetrievalTask"]

@@ -1,0 +1,105 @@
+"""The retrieval ground truth: test images, their captions, and the fold of each item.
+
+Written by `prepare` from a Karpathy split file as a small JSON document:
+`{"format": "vlbench-retrieval-gt", "version": 1, "images": [...], "captions": [...],
+"caption_image": [...], ...}`, in Karpathy file order (the order the 1K folds are cut from).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import UsageError
+from harness.jsonio import atomic_write_json, read_trusted_json
+from tasks.retrieval.karpathy import parse_karpathy
+
+FORMAT = "vlbench-retrieval-gt"
+
+
+@dataclass
+class RetrievalGroundTruth:
+    images: list[str]
+    captions: list[str]
+    caption_image: np.ndarray  # index into `images` for every caption
+    folds: int = 1
+    image_index: dict[Any, int] = field(default_factory=dict)
+    caption_index: dict[Any, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.folds < 1 or len(self.images) % self.folds:
+            raise UsageError(f"{len(self.images)} images cannot be cut into {self.folds} equal folds")
+        self.image_index = _id_lookup(self.images)
+        self.caption_index = _id_lookup(self.captions)
+        counts = np.bincount(self.caption_image, minlength=len(self.images))
+        if counts.min(initial=1) == 0:
+            raise UsageError("every test image needs at least one caption")
+
+    @property
+    def image_fold(self) -> np.ndarray:
+        return np.arange(len(self.images)) // (len(self.images) // self.folds)
+
+    @property
+    def caption_fold(self) -> np.ndarray:
+        return self.image_fold[self.caption_image]
+
+
+def _id_lookup(ids: list[str]) -> dict[Any, int]:
+    """Index by the id string, and by the integer when the id is a canonical decimal.
+
+    Submissions may write ids as JSON numbers or strings; JSON object keys are always strings.
+    """
+    lookup: dict[Any, int] = {}
+    for i, item in enumerate(ids):
+        lookup[item] = i
+        if item.isdigit() and str(int(item)) == item:
+            lookup[int(item)] = i
+    if len({k for k in lookup if isinstance(k, str)}) != len(ids):
+        raise UsageError("ground truth ids are not unique")
+    return lookup
+
+
+def build_ground_truth(doc: dict[str, Any], split: str, captions_per_image: int | None) -> dict[str, Any]:
+    images, captions, caption_image = [], [], []
+    for image in parse_karpathy(doc):
+        if image.split != split:
+            continue
+        kept = image.captions[:captions_per_image] if captions_per_image else image.captions
+        if not kept:
+            continue
+        for caption in kept:
+            captions.append(caption.id)
+            caption_image.append(len(images))
+        images.append(image.id)
+    if not images:
+        raise UsageError(f"the source has no images in split {split!r}")
+    return {
+        "format": FORMAT,
+        "version": 1,
+        "split": split,
+        "captions_per_image": captions_per_image,
+        "images": images,
+        "captions": captions,
+        "caption_image": caption_image,
+    }
+
+
+def write_ground_truth(path: str | os.PathLike, doc: dict[str, Any]) -> Path:
+    atomic_write_json(path, doc, indent=None)
+    return Path(path)
+
+
+def read_ground_truth(path: str | os.PathLike, folds: int) -> RetrievalGroundTruth:
+    doc = read_trusted_json(path)
+    if doc.get("format") != FORMAT:
+        raise UsageError(f"{path} is not a vlbench retrieval ground-truth file")
+    return RetrievalGroundTruth(
+        images=[str(i) for i in doc["images"]],
+        captions=[str(c) for c in doc["captions"]],
+        caption_image=np.asarray(doc["caption_image"], dtype=np.int64),
+        folds=folds,
+    )

@@ -1,0 +1,42 @@
+"""Recall@K for image-text retrieval as pure functions over ranked index matrices.
+
+A query is a hit at K when any of its ground-truth items is among its first K retrieved items
+(the CLIP paper's definition; CLIP_benchmark binarises per-query recall the same way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+KS: tuple[int, ...] = (1, 5, 10)
+
+
+def hits_at_k(relevant: np.ndarray, ks: Sequence[int] = KS) -> np.ndarray:
+    """Per-query hits: `relevant[q, r]` says whether the item at rank r is correct for query q.
+
+    Returns a (n_queries, len(ks)) float array of 0/1.
+    """
+    first_hit = np.where(relevant.any(axis=1), relevant.argmax(axis=1), np.iinfo(np.int64).max)
+    return (first_hit[:, None] < np.asarray(ks)[None, :]).astype(np.float64)
+
+
+def image_to_text_hits(
+    ranked_captions: np.ndarray, caption_image: np.ndarray, ks: Sequence[int] = KS
+) -> np.ndarray:
+    """`ranked_captions[q]`: caption indices retrieved for image q; `caption_image[c]`: image of c."""
+    queries = np.arange(ranked_captions.shape[0])[:, None]
+    return hits_at_k(caption_image[ranked_captions] == queries, ks)
+
+
+def text_to_image_hits(
+    ranked_images: np.ndarray, caption_image: np.ndarray, ks: Sequence[int] = KS
+) -> np.ndarray:
+    """`ranked_images[c]`: image indices retrieved for caption c."""
+    return hits_at_k(ranked_images == caption_image[:, None], ks)
+
+
+def rsum(recalls: Sequence[float]) -> float:
+    """RSUM: the sum of the six recalls in percent points."""
+    return 100.0 * float(sum(recalls))

@@ -1,0 +1,72 @@
+"""Fixtures shared by the whole suite: small Karpathy-format files and prepared data folders."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.registry import registry
+
+
+def karpathy_doc(
+    n_test: int,
+    n_other: int = 3,
+    captions: int = 5,
+    dataset: str = "coco",
+    extra_caption_every: int = 0,
+) -> dict[str, Any]:
+    """A Karpathy-format document: `n_test` test images plus train/val/restval ones.
+
+    Image ids and caption ids are distinct integer ranges, so a swapped direction is caught.
+    Every `extra_caption_every`-th test image gets a sixth caption (COCO has such images).
+    """
+    images = []
+    sentid = 700000
+    splits = ["test"] * n_test + ["train", "val", "restval"] * n_other
+    for i, split in enumerate(splits):
+        n_caps = captions + (1 if extra_caption_every and split == "test" and i % extra_caption_every == 0 else 0)
+        sentences = []
+        for j in range(n_caps):
+            sentences.append({"sentid": sentid, "raw": f"image {i} caption {j}.", "tokens": ["image", str(i)], "imgid": i})
+            sentid += 1
+        entry = {
+            "split": split,
+            "imgid": i,
+            "sentids": [s["sentid"] for s in sentences],
+            "sentences": sentences,
+            "filename": f"{1000 + i}.jpg" if dataset == "flickr30k" else f"COCO_val2014_{100000 + i:012d}.jpg",
+        }
+        if dataset == "coco":
+            entry["cocoid"] = 100000 + i
+            entry["filepath"] = "val2014"
+        images.append(entry)
+    return {"images": images, "dataset": dataset}
+
+
+@pytest.fixture
+def write_json(tmp_path: Path) -> Callable[..., Path]:
+    def write(obj: Any, name: str = "submission.json") -> Path:
+        path = tmp_path / name
+        path.write_text(json.dumps(obj), encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def retrieval_data(tmp_path: Path) -> Path:
+    """A data dir with coco-5k, coco-1k (50 test images: folds of 10) and flickr30k-1k prepared."""
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "dataset_coco.json").write_text(json.dumps(karpathy_doc(50, extra_caption_every=4)))
+    (source / "dataset_flickr30k.json").write_text(json.dumps(karpathy_doc(12, dataset="flickr30k")))
+    data_dir = tmp_path / "data"
+    reg = registry()
+    for benchmark_id in ("coco-5k", "coco-1k", "flickr30k-1k"):
+        b = reg.benchmark(benchmark_id)
+        reg.task_of(b).prepare(b, str(source), data_dir)
+    return data_dir
