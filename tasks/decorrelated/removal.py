@@ -14,8 +14,9 @@ For a chosen class c_r with box union B_r:
   that is mostly erased would make the "present" label false. A kept class with a ratio in
   [tau1, tau2] is neither removed nor surviving, so that removal is not used.
 - at least one class must remain present (the image had at least two distinct classes).
-Box coordinates are COCO-style [x, y, w, h] in pixels; the mask covers the pixels whose centres
-lie inside the box (floor(x) .. ceil(x + w) - 1, clipped to the image).
+Box coordinates are COCO-style [x, y, w, h] in pixels; the mask covers every pixel the box
+touches, columns floor(x) .. ceil(x + w) - 1 (rows likewise), clipped to the image, so the erased
+region never leaves a sliver of a removed object.
 """
 
 from __future__ import annotations

@@ -1,0 +1,152 @@
+"""The query manifest: synthetic queries plus the caption gallery with precomputed class mentions.
+
+One JSON document (`manifest.schema.json`), built by `prepare` and trusted at score time (sha256
+pinned). The gallery is stored column-wise with CSR mention arrays so 616k captions load as a few
+flat lists instead of 616k objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.jsonio import atomic_write_json, read_trusted_json
+from tasks.decorrelated.metrics import count_relevant, pack_classes, pack_csr
+
+FORMAT = "vlbench-decorrelated-manifest"
+VERSION = 1
+SCHEMA_PATH = Path(__file__).parent / "manifest.schema.json"
+
+
+def canonical_id(value: Any) -> str:
+    """Caption and query ids are compared as strings; a JSON integer becomes its decimal form."""
+    return str(value)
+
+
+@dataclass
+class Query:
+    id: str
+    source_image_id: str | int
+    file_name: str
+    source_file: str
+    removed_classes: tuple[str, ...]
+    present_classes: tuple[str, ...]
+    removed_boxes: tuple[tuple[float, float, float, float], ...]
+    group: str | None = None
+
+
+@dataclass
+class Gallery:
+    caption_ids: list[str | int]
+    mentions: list[list[int]]  # class indices per caption
+
+
+def build_manifest(
+    benchmark_id: str,
+    classes: Sequence[str],
+    queries: Sequence[Query],
+    gallery: Gallery,
+    params: dict[str, Any],
+    *,
+    drop_unanswerable: bool = True,
+) -> dict[str, Any]:
+    """The manifest document. Each query's R (number of correct gallery captions) is computed here;
+    queries with R = 0 cannot be answered and are dropped (counted in `stats`)."""
+    index = {c: i for i, c in enumerate(classes)}
+    n = len(classes)
+    indptr = np.zeros(len(gallery.mentions) + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([len(m) for m in gallery.mentions])
+    flat = np.fromiter((c for m in gallery.mentions for c in m), dtype=np.int64, count=indptr[-1])
+    caption_masks = pack_csr(indptr, flat, n)
+    removed = pack_classes([[index[c] for c in q.removed_classes] for q in queries], n)
+    present = pack_classes([[index[c] for c in q.present_classes] for q in queries], n)
+    r = count_relevant(caption_masks, removed, present) if queries else np.zeros(0, np.int64)
+    kept = [(q, int(k)) for q, k in zip(queries, r, strict=True) if k > 0 or not drop_unanswerable]
+    groups = sorted({q.group for q, _ in kept if q.group is not None})
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "benchmark": benchmark_id,
+        "params": params,
+        "classes": list(classes),
+        "groups": groups,
+        "stats": {
+            "queries": len(kept),
+            "dropped_unanswerable": len(queries) - len(kept),
+            "gallery_captions": len(gallery.caption_ids),
+            "captions_with_mentions": int(np.count_nonzero(np.diff(indptr))),
+        },
+        "queries": [
+            {
+                "id": q.id,
+                "source_image_id": q.source_image_id,
+                "file_name": q.file_name,
+                "source_file": q.source_file,
+                "removed_classes": list(q.removed_classes),
+                "present_classes": list(q.present_classes),
+                "removed_boxes": [list(b) for b in q.removed_boxes],
+                "group": q.group,
+                "n_relevant": k,
+            }
+            for q, k in kept
+        ],
+        "gallery": {
+            "caption_ids": list(gallery.caption_ids),
+            "mention_indptr": indptr.tolist(),
+            "mention_classes": flat.tolist(),
+        },
+    }
+
+
+def write_manifest(path: Path, manifest: dict[str, Any]) -> Path:
+    # Compact separators: the file is read by machines and sha256-pinned.
+    atomic_write_json(path, manifest, indent=None)
+    return path
+
+
+@dataclass
+class GroundTruth:
+    """The manifest in scoring form."""
+
+    classes: list[str]
+    groups: list[str]
+    query_ids: list[str]
+    query_index: dict[str, int]
+    query_groups: list[str | None]
+    removed: np.ndarray  # (Q, B) packed class masks
+    present: np.ndarray  # (Q, B)
+    n_relevant: np.ndarray  # (Q,) int64
+    caption_index: dict[str, int]
+    caption_masks: np.ndarray  # (N, B) packed
+    raw: dict[str, Any]
+
+
+def load_manifest(path: Path) -> GroundTruth:
+    doc = read_trusted_json(path)
+    if doc.get("format") != FORMAT or doc.get("version") != VERSION:
+        raise ValueError(f"{path}: not a {FORMAT} v{VERSION} file")
+    classes = doc["classes"]
+    index = {c: i for i, c in enumerate(classes)}
+    n = len(classes)
+    queries = doc["queries"]
+    gallery = doc["gallery"]
+    indptr = np.asarray(gallery["mention_indptr"], dtype=np.int64)
+    flat = np.asarray(gallery["mention_classes"], dtype=np.int64)
+    ids = [canonical_id(c) for c in gallery["caption_ids"]]
+    return GroundTruth(
+        classes=classes,
+        groups=list(doc.get("groups", [])),
+        query_ids=[q["id"] for q in queries],
+        query_index={q["id"]: i for i, q in enumerate(queries)},
+        query_groups=[q.get("group") for q in queries],
+        removed=pack_classes([[index[c] for c in q["removed_classes"]] for q in queries], n),
+        present=pack_classes([[index[c] for c in q["present_classes"]] for q in queries], n),
+        n_relevant=np.asarray([q["n_relevant"] for q in queries], dtype=np.int64),
+        caption_index=dict(zip(ids, range(len(ids)), strict=True)),
+        caption_masks=pack_csr(indptr, flat, n),
+        raw=doc,
+    )

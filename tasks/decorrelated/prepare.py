@@ -1,0 +1,244 @@
+"""Build the query manifest from official formats: COCO instances + Karpathy split, Flickr30k
+Entities + Karpathy split, and the bundled mini world.
+
+Query selection: for every test image with objects of at least two classes, `candidate_removals`
+lists the accepted removals (one per target class, same removed set merged); one is chosen per
+image, at index sha256(str(image id)) mod (number of candidates). The hash makes the choice
+deterministic and independent of class names or file order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from harness.errors import UsageError
+from tasks.decorrelated.manifest import Gallery, Query, build_manifest
+from tasks.decorrelated.mentions import FLICKR_CLASSES, MentionMatcher, coco_matcher, tokens
+from tasks.decorrelated.removal import TAU1, TAU2, TAU3, BoxXYWH, Removal, candidate_removals
+
+PARAMS = {"tau1": TAU1, "tau2": TAU2, "tau3": TAU3}
+
+
+def _find(source: Path, *candidates: str) -> Path:
+    for c in candidates:
+        if (source / c).exists():
+            return source / c
+    raise UsageError(f"{source}: none of {', '.join(candidates)} found")
+
+
+def choose(removals: Sequence[Removal], image_id: str | int) -> Removal | None:
+    if not removals:
+        return None
+    h = int.from_bytes(hashlib.sha256(str(image_id).encode()).digest()[:8], "big")
+    return removals[h % len(removals)]
+
+
+def query_id(image_id: str | int, removed: Iterable[str]) -> str:
+    return f"{image_id}-" + "+".join(c.replace(" ", "_") for c in removed)
+
+
+def make_query(image_id: str | int, source_file: str, r: Removal, group: str | None = None) -> Query:
+    qid = query_id(image_id, r.removed_classes)
+    return Query(
+        id=qid,
+        source_image_id=image_id,
+        file_name=f"{qid}.png",
+        source_file=source_file,
+        removed_classes=r.removed_classes,
+        present_classes=r.present_classes,
+        removed_boxes=r.removed_boxes,
+        group=group,
+    )
+
+
+def karpathy_gallery(
+    dataset: dict[str, Any], mentions: Callable[[dict[str, Any], int, dict[str, Any]], list[int]]
+) -> Gallery:
+    """Every caption of every split (the paper's train+val+test gallery), in file order."""
+    ids: list[str | int] = []
+    ms: list[list[int]] = []
+    for img in tqdm(dataset["images"], desc="gallery mentions", unit="img", mininterval=1.0):
+        for j, sent in enumerate(img["sentences"]):
+            ids.append(sent["sentid"])
+            ms.append(mentions(img, j, sent))
+    if len(set(map(str, ids))) != len(ids):
+        raise UsageError("the Karpathy file repeats a sentid; caption ids must be unique")
+    return Gallery(ids, ms)
+
+
+def _text_mentions(matcher: MentionMatcher) -> Callable[[dict[str, Any], int, dict[str, Any]], list[int]]:
+    return lambda img, j, sent: matcher.mentions(sent["raw"])
+
+
+# --- COCO ---------------------------------------------------------------------------------------
+
+
+def coco_queries(
+    dataset: dict[str, Any], annotations: Path, split: str = "test"
+) -> list[Query]:
+    """One query per Karpathy `split` image that has an accepted removal (COCO instances boxes,
+    crowd regions included: they show the class)."""
+    from pycocotools.coco import COCO
+
+    wanted = [img for img in dataset["images"] if img["split"] == split]
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for img in wanted:
+        by_file.setdefault(img["filepath"], []).append(img)
+    queries: list[Query] = []
+    for filepath, images in sorted(by_file.items()):
+        coco = COCO(str(_find(annotations, f"instances_{filepath}.json")))
+        names = {c["id"]: c["name"] for c in coco.loadCats(coco.getCatIds())}
+        for img in tqdm(images, desc=f"removals {filepath}", unit="img", mininterval=1.0):
+            info = coco.imgs[img["cocoid"]]
+            objects = [
+                (names[a["category_id"]], tuple(a["bbox"]))
+                for a in coco.imgToAnns.get(img["cocoid"], [])
+            ]
+            r = choose(candidate_removals(objects, info["width"], info["height"]), img["cocoid"])
+            if r is not None:
+                queries.append(make_query(img["cocoid"], f"{filepath}/{img['filename']}", r))
+    return queries
+
+
+def prepare_coco(benchmark_id: str, source: Path) -> dict[str, Any]:
+    dataset = json.loads(_find(source, "dataset_coco.json", "annotations/dataset_coco.json").read_text())
+    matcher = coco_matcher()
+    queries = coco_queries(dataset, _find(source, "annotations"))
+    gallery = karpathy_gallery(dataset, _text_mentions(matcher))
+    params = {**PARAMS, "matcher": "coco-table4", "selection": "sha256(image id) mod candidates"}
+    return build_manifest(benchmark_id, matcher.classes, queries, gallery, params)
+
+
+# --- Flickr30k Entities -------------------------------------------------------------------------
+
+_PHRASE = re.compile(r"\[/EN#(\d+)((?:/[^\s\]]+)*)\s+([^\]]*)\]")
+
+
+def parse_entities_sentence(line: str) -> tuple[str, list[tuple[str, list[str]]]]:
+    """(plain text, [(entity id, types)]) of one Flickr30k Entities sentence line."""
+    phrases = [(m.group(1), [t for t in m.group(2).split("/") if t]) for m in _PHRASE.finditer(line)]
+    return _PHRASE.sub(lambda m: m.group(3), line).strip(), phrases
+
+
+def parse_entities_boxes(xml_text: str) -> tuple[int, int, list[tuple[str, BoxXYWH]]]:
+    """(width, height, [(entity id, box)]) from an Annotations/<id>.xml file. Flickr30k Entities
+    boxes are inclusive pixel corners; [x, y, w, h] is [xmin, ymin, xmax - xmin + 1, ...]."""
+    root = ET.fromstring(xml_text)
+    size = root.find("size")
+    width = int(size.findtext("width"))  # type: ignore[union-attr, arg-type]
+    height = int(size.findtext("height"))  # type: ignore[union-attr, arg-type]
+    out: list[tuple[str, BoxXYWH]] = []
+    for obj in root.iter("object"):
+        box = obj.find("bndbox")
+        if box is None:
+            continue
+        x0, y0, x1, y1 = (float(box.findtext(k)) for k in ("xmin", "ymin", "xmax", "ymax"))  # type: ignore[arg-type]
+        for name in obj.findall("name"):
+            out.append((name.text or "", (x0, y0, x1 - x0 + 1, y1 - y0 + 1)))
+    return width, height, out
+
+
+def _entities_root(source: Path) -> Path:
+    return _find(source, "flickr30k_entities", "Flickr30kEntities", ".").resolve()
+
+
+def flickr_sentences(root: Path, image_stem: str) -> list[tuple[str, list[tuple[str, list[str]]]]]:
+    path = root / "Sentences" / f"{image_stem}.txt"
+    if not path.exists():
+        return []
+    return [parse_entities_sentence(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _flickr_mentions(root: Path, classes: Sequence[str]):
+    index = {c: i for i, c in enumerate(classes)}
+    cache: dict[str, list[tuple[list[str], set[int]]]] = {}
+
+    def mentions(img: dict[str, Any], j: int, sent: dict[str, Any]) -> list[int]:
+        stem = Path(img["filename"]).stem
+        if stem not in cache:
+            cache[stem] = [
+                (tokens(text), {index[t] for _, ts in ph for t in ts if t in index})
+                for text, ph in flickr_sentences(root, stem)
+            ]
+        entries = cache[stem]
+        # Entities lists an image's captions in the Karpathy order; match by tokens first so a
+        # reordered or shortened file cannot shift mentions onto the wrong caption.
+        toks = tokens(sent["raw"])
+        for t, m in entries:
+            if t == toks:
+                return sorted(m)
+        return sorted(entries[j][1]) if j < len(entries) else []
+
+    return mentions
+
+
+def flickr_queries(dataset: dict[str, Any], root: Path, classes: Sequence[str], split: str = "test") -> list[Query]:
+    wanted = set(classes)
+    queries: list[Query] = []
+    for img in tqdm([i for i in dataset["images"] if i["split"] == split], desc="removals", unit="img"):
+        stem = Path(img["filename"]).stem
+        xml = root / "Annotations" / f"{stem}.xml"
+        if not xml.exists():
+            continue
+        types: dict[str, set[str]] = {}
+        for _, phrases in flickr_sentences(root, stem):
+            for eid, ts in phrases:
+                types.setdefault(eid, set()).update(t for t in ts if t in wanted)
+        width, height, boxes = parse_entities_boxes(xml.read_text(encoding="utf-8"))
+        objects = [(t, box) for eid, box in boxes for t in sorted(types.get(eid, ()))]
+        image_id = stem  # the Flickr30k image id is the file stem
+        r = choose(candidate_removals(objects, width, height), image_id)
+        if r is not None:
+            queries.append(make_query(image_id, img["filename"], r))
+    return queries
+
+
+def prepare_flickr(benchmark_id: str, source: Path) -> dict[str, Any]:
+    dataset = json.loads(_find(source, "dataset_flickr30k.json").read_text())
+    root = _entities_root(source)
+    queries = flickr_queries(dataset, root, FLICKR_CLASSES)
+    gallery = karpathy_gallery(dataset, _flickr_mentions(root, FLICKR_CLASSES))
+    params = {**PARAMS, "matcher": "flickr30k-entities-types", "selection": "sha256(image id) mod candidates"}
+    return build_manifest(benchmark_id, FLICKR_CLASSES, queries, gallery, params)
+
+
+# --- mini ---------------------------------------------------------------------------------------
+
+
+def mini_matcher() -> MentionMatcher:
+    from harness.mini import world
+
+    return MentionMatcher(world.CLASSES, world.CLASS_WORDS)
+
+
+def prepare_mini(benchmark_id: str, source: Path, matcher: MentionMatcher | None = None) -> dict[str, Any]:
+    """The mini world's own query list (`decorrelated/queries.json`, exact renders) + its gallery."""
+    doc = json.loads(_find(source, "decorrelated/queries.json").read_text())
+    if doc.get("format") != "vlbench-mini-removals":
+        raise UsageError(f"{source}/decorrelated/queries.json: not a vlbench-mini-removals file")
+    dataset = json.loads(_find(source, "dataset_mini.json").read_text())
+    matcher = matcher or mini_matcher()
+    queries = [
+        Query(
+            id=str(q["id"]),
+            source_image_id=q["source_image_id"],
+            file_name=q["file_name"],
+            source_file=q.get("source_file", ""),
+            removed_classes=tuple(q["removed_classes"]),
+            present_classes=tuple(q["present_classes"]),
+            removed_boxes=tuple(tuple(b) for b in q["removed_boxes"]),
+            group=q.get("group"),
+        )
+        for q in doc["queries"]
+    ]
+    gallery = karpathy_gallery(dataset, _text_mentions(matcher))
+    params = {**doc.get("params", {}), "matcher": "mini-world-words", "partner_pairs": doc.get("partner_pairs", [])}
+    return build_manifest(benchmark_id, matcher.classes, queries, gallery, params)
