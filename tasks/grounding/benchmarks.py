@@ -1,0 +1,102 @@
+"""Declarative benchmark records for Flickr30k Entities phrase grounding."""
+
+from __future__ import annotations
+
+from harness.mini.files import mini_file
+from harness.registry import Benchmark, DataFile, Metric
+from tasks.grounding.loaders import TYPES
+from tasks.grounding.task import GT_FILE, MEASURES, PROTOCOLS
+
+VERSION = "1"
+
+CITATION = (
+    "Plummer et al., Flickr30k Entities: Collecting Region-to-Phrase Correspondences for Richer "
+    "Image-to-Sentence Models, ICCV 2015 / IJCV 2017. Protocol: Kamath et al., MDETR, ICCV 2021 "
+    "(datasets/flickr_eval.py)."
+)
+HOMEPAGE = "https://github.com/BryanPlummer/flickr30k_entities"
+LICENSE = (
+    "Annotations: see github.com/BryanPlummer/flickr30k_entities; images: Flickr terms of use "
+    "(not needed for scoring)"
+)
+SOURCE_HINT = (
+    "a folder with Sentences/, Annotations/ and the split .txt files (the unzipped "
+    "annotations.zip of github.com/BryanPlummer/flickr30k_entities), or a Hugging Face dataset "
+    "repo id holding that tree"
+)
+
+
+def _metrics() -> tuple[Metric, ...]:
+    names = {"": "ANY-BOX", "merged_": "MERGED-BOX"}
+    out = []
+    for p in PROTOCOLS:
+        for m in MEASURES:
+            what = "upper bound (any box in the list)" if m == "UB" else m
+            out.append(Metric(f"{p}{m}", f"{names[p]} {what}, IoU >= threshold, over all phrases"))
+    for p in PROTOCOLS:
+        for m in MEASURES:
+            for t in TYPES:
+                out.append(Metric(f"{p}{m}/{t}", f"{names[p]} {m} over phrases of type {t}"))
+    return tuple(out)
+
+
+METRICS = _metrics()
+
+
+def _options(split: str) -> dict:
+    # box_tolerance: pixels a box may extend past the image before it is rejected.
+    return {"split": split, "iou_threshold": 0.5, "box_tolerance": 1.0}
+
+
+FLICKR30K_ENTITIES_TEST = Benchmark(
+    id="flickr30k-entities-test",
+    task="grounding",
+    version=VERSION,
+    description="Flickr30k Entities phrase grounding, test split (1,000 images), MDETR protocol: "
+    "R@1/5/10 and upper bound at IoU >= 0.5, ANY-BOX and MERGED-BOX",
+    files=(DataFile("ground_truth", GT_FILE),),
+    metrics=METRICS,
+    main_score="R@1",
+    citation=CITATION,
+    license=LICENSE,
+    homepage=HOMEPAGE,
+    source_hint=SOURCE_HINT,
+    options=_options("test"),
+)
+
+FLICKR30K_ENTITIES_VAL = Benchmark(
+    id="flickr30k-entities-val",
+    task="grounding",
+    version=VERSION,
+    description="Flickr30k Entities phrase grounding, val split (1,000 images), MDETR protocol",
+    files=(DataFile("ground_truth", GT_FILE),),
+    metrics=METRICS,
+    main_score="R@1",
+    citation=CITATION,
+    license=LICENSE,
+    homepage=HOMEPAGE,
+    source_hint=SOURCE_HINT,
+    options=_options("val"),
+)
+
+MINI_GROUNDING = Benchmark(
+    id="mini-grounding",
+    task="grounding",
+    version=VERSION,
+    description="vlbench-mini phrase grounding: the bundled generated world's Flickr30k "
+    "Entities-format test split, scored as flickr30k-entities-test",
+    files=(mini_file("ground_truth", f"mini-grounding/{GT_FILE}"),),
+    metrics=METRICS,
+    main_score="R@1",
+    citation="vlbench-mini (generated); protocol as flickr30k-entities-test",
+    license="Apache-2.0 (generated data)",
+    source_hint="the mini world folder (vlbench data mini --out DIR)",
+    package_data="harness.mini",
+    options=_options("test"),
+)
+
+BENCHMARKS: tuple[Benchmark, ...] = (
+    FLICKR30K_ENTITIES_TEST,
+    FLICKR30K_ENTITIES_VAL,
+    MINI_GROUNDING,
+)

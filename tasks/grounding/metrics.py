@@ -1,0 +1,93 @@
+"""Phrase-grounding recall as pure, vectorised functions (MDETR's arithmetic).
+
+MDETR's evaluator loops over phrases and calls a numpy port of torchvision's `box_iou` on the
+(ranked predictions x chain GT boxes) matrix. Here every (predicted box, GT box) pair of the whole
+submission is one row of flat arrays, so the IoU is computed once with the same float64
+operations in the same order (area without +1, intersection clipped at 0,
+union = area_pred + area_gt - inter, iou = inter / union): results are bit-identical.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Protocol k values: 1, 5, 10 and the upper bound (any box of the whole list, MDETR's k = -1).
+KS: tuple[int, ...] = (1, 5, 10)
+NO_HIT = np.iinfo(np.int64).max
+
+
+def pairwise_iou(pred: np.ndarray, gt: np.ndarray) -> np.ndarray:
+    """IoU of matched rows: pred[i] with gt[i], both (N, 4) xyxy; torchvision's formula."""
+    area_p = (pred[:, 2] - pred[:, 0]) * (pred[:, 3] - pred[:, 1])
+    area_g = (gt[:, 2] - gt[:, 0]) * (gt[:, 3] - gt[:, 1])
+    w = (np.minimum(pred[:, 2], gt[:, 2]) - np.maximum(pred[:, 0], gt[:, 0])).clip(min=0)
+    h = (np.minimum(pred[:, 3], gt[:, 3]) - np.maximum(pred[:, 1], gt[:, 1])).clip(min=0)
+    inter = w * h
+    union = area_p + area_g - inter
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return inter / union
+
+
+def box_best_iou(
+    pred_boxes: np.ndarray,
+    pred_phrase: np.ndarray,
+    gt_boxes: np.ndarray,
+    gt_start: np.ndarray,
+    gt_count: np.ndarray,
+) -> np.ndarray:
+    """For each predicted box, the max IoU over its phrase's GT boxes, shape (M,).
+
+    `pred_phrase[m]` is the phrase row of predicted box m; phrase p's GT boxes are
+    `gt_boxes[gt_start[p] : gt_start[p] + gt_count[p]]` (gt_count >= 1). A NaN IoU propagates
+    into the max, as `ndarray.max` does in MDETR.
+    """
+    m = len(pred_boxes)
+    if m == 0:
+        return np.zeros(0)
+    counts = gt_count[pred_phrase]
+    total = int(counts.sum())
+    pair_start = np.cumsum(counts) - counts
+    pair_pred = np.repeat(np.arange(m), counts)
+    pair_gt = np.repeat(gt_start[pred_phrase] - pair_start, counts) + np.arange(total)
+    iou = pairwise_iou(pred_boxes[pair_pred], gt_boxes[pair_gt])
+    return np.maximum.reduceat(iou, pair_start)
+
+
+def first_rank(flags: np.ndarray, pred_phrase: np.ndarray, pred_rank: np.ndarray, n: int) -> np.ndarray:
+    """Smallest rank with a True flag per phrase (NO_HIT if none); boxes grouped by phrase in
+    rank order."""
+    out = np.full(n, NO_HIT, dtype=np.int64)
+    idx = np.flatnonzero(flags)
+    if idx.size:
+        phrases, first = np.unique(pred_phrase[idx], return_index=True)
+        out[phrases] = pred_rank[idx[first]]
+    return out
+
+
+def phrase_hits(
+    best_iou: np.ndarray,
+    pred_phrase: np.ndarray,
+    pred_rank: np.ndarray,
+    n_phrases: int,
+    iou_threshold: float = 0.5,
+    ks: tuple[int, ...] = KS,
+) -> np.ndarray:
+    """Hit matrix (n_phrases, len(ks) + 1): R@k for each k, then the upper bound.
+
+    MDETR: hit@k iff `max(ious[:k]) >= threshold`; with a NaN among the first k the max is NaN
+    and the phrase misses. A phrase without boxes misses everywhere.
+    """
+    hit_rank = first_rank(best_iou >= iou_threshold, pred_phrase, pred_rank, n_phrases)
+    nan_rank = first_rank(np.isnan(best_iou), pred_phrase, pred_rank, n_phrases)
+    out = np.empty((n_phrases, len(ks) + 1), dtype=bool)
+    for j, k in enumerate(ks):
+        out[:, j] = (hit_rank < k) & (nan_rank >= k)
+    out[:, -1] = (hit_rank != NO_HIT) & (nan_rank == NO_HIT)
+    return out
+
+
+def recall(hits: np.ndarray, member: np.ndarray | None = None) -> float | None:
+    """Micro recall over phrases (optionally those with `member`); None when there are none."""
+    if member is not None:
+        hits = hits[member]
+    return float(hits.mean()) if hits.size else None

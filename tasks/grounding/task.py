@@ -1,0 +1,526 @@
+"""The phrase-grounding task type: validation, scoring, chance floor and data preparation."""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import IssueList, UsageError, pointer
+from harness.registry import Benchmark, GroundTruthFiles, ItemTable, TaskScores, TaskType
+from tasks.grounding.loaders import (
+    TYPES,
+    GroundTruth,
+    build_ground_truth,
+    find_tree,
+    load_ground_truth_file,
+    write_ground_truth,
+)
+from tasks.grounding.metrics import KS, box_best_iou, phrase_hits
+
+GT_FILE = "ground_truth.json"
+POPULATION = "phrases"
+MEASURES: tuple[str, ...] = tuple(f"R@{k}" for k in KS) + ("UB",)
+PROTOCOLS: tuple[str, ...] = ("", "merged_")  # ANY-BOX, MERGED-BOX
+MAX_BOXES = 100
+
+_IMAGE_KEY = re.compile(r"[0-9]{1,20}")
+_INDEX_KEY = re.compile(r"[0-9]{1,6}")
+_PHRASE_ID = re.compile(r"[0-9]{1,12}")
+_ENTRY_KEYS = frozenset({"boxes", "scores", "phrase_id"})
+_NUMBER_TYPES = frozenset({int, float})
+
+
+def metric_keys() -> list[str]:
+    keys = [f"{p}{m}" for p in PROTOCOLS for m in MEASURES]
+    keys += [f"{p}{m}/{t}" for p in PROTOCOLS for m in MEASURES for t in TYPES]
+    return keys
+
+
+def _numbers_ok(values: list) -> bool:
+    return set(map(type, values)) <= _NUMBER_TYPES
+
+
+def _boxes_ok(boxes: Any) -> bool:
+    """`boxes` is a list (<= MAX_BOXES) of 4-number lists: the schema's box list, exactly."""
+    if type(boxes) is not list or len(boxes) > MAX_BOXES:
+        return False
+    if not boxes:
+        return True
+    return (
+        set(map(type, boxes)) == {list}
+        and set(map(len, boxes)) == {4}
+        and _numbers_ok(list(chain.from_iterable(boxes)))
+    )
+
+
+def structure_ok(predictions: Any) -> bool:
+    """Conservative mirror of predictions.schema.json: True only if the schema accepts.
+
+    Type tests use `type(x) is ...` (JSON Schema's number excludes bool) and the key regexes are
+    full matches (Python's `$` would also accept a trailing newline; rejecting more is safe).
+    Coordinate types are checked in one pass over all boxes, in C, to stay fast on big files.
+    """
+    if type(predictions) is not dict:
+        return False
+    all_boxes: list = []
+    for image_key, sentences in predictions.items():
+        if type(sentences) is not dict or not _IMAGE_KEY.fullmatch(image_key):
+            return False
+        for sentence_key, phrases in sentences.items():
+            if type(phrases) is not dict or not _INDEX_KEY.fullmatch(sentence_key):
+                return False
+            for phrase_key, entry in phrases.items():
+                if type(entry) is not dict or not _INDEX_KEY.fullmatch(phrase_key):
+                    return False
+                if not entry.keys() <= _ENTRY_KEYS:
+                    return False
+                boxes = entry.get("boxes")
+                if type(boxes) is not list or len(boxes) > MAX_BOXES:
+                    return False
+                all_boxes += boxes
+                if "scores" in entry:
+                    scores = entry["scores"]
+                    if type(scores) is not list or len(scores) > MAX_BOXES or not _numbers_ok(scores):
+                        return False
+                if "phrase_id" in entry:
+                    pid = entry["phrase_id"]
+                    if type(pid) is not str or not _PHRASE_ID.fullmatch(pid):
+                        return False
+    if not all_boxes:
+        return True
+    return (
+        set(map(type, all_boxes)) == {list}
+        and set(map(len, all_boxes)) == {4}
+        and _numbers_ok(list(chain.from_iterable(all_boxes)))
+    )
+
+
+def _finite(v: Any) -> bool:
+    try:
+        return math.isfinite(v)
+    except (OverflowError, TypeError):
+        return False
+
+
+def _to_array(boxes: list[list[Any]]) -> np.ndarray:
+    """(M, 4) float64; a number too large for a float becomes inf (reported as non-finite)."""
+    if not boxes:
+        return np.zeros((0, 4))
+    try:
+        return np.array(boxes, dtype=np.float64).reshape(-1, 4)
+    except OverflowError:
+        def conv(v: Any) -> float:
+            try:
+                return float(v)
+            except OverflowError:
+                return math.inf
+        return np.array([[conv(v) for v in box] for box in boxes], dtype=np.float64)
+
+
+@dataclass
+class Parsed:
+    """Validated predictions as flat arrays: box m belongs to phrase row `phrase[m]` at `rank[m]`."""
+
+    boxes: np.ndarray
+    phrase: np.ndarray
+    rank: np.ndarray
+    n_entries: int  # gradable phrases with an entry (possibly empty)
+    ignored_ungradable: int  # entries for phrases whose chain has no box (ignored, as MDETR)
+    scores_not_sorted: int
+
+
+def parse_predictions(
+    predictions: Any, gt: GroundTruth, benchmark: Benchmark, issues: IssueList
+) -> Parsed:
+    """Layer-2 checks; never raises on schema-invalid input (that part is skipped)."""
+    rows: list[int] = []
+    keys: list[tuple[str, str, str]] = []
+    box_lists: list[list] = []
+    ignored = 0
+    unsorted = 0
+    if type(predictions) is not dict:
+        predictions = {}
+    for image_key, sentences in predictions.items():
+        image = gt.lookup.get(image_key)
+        if image is None:
+            _unknown_image(image_key, gt, issues)
+            continue
+        if type(sentences) is not dict:
+            continue
+        n_sent = gt.n_sentences[gt.image_index[image_key]]
+        for sentence_key, phrases in sentences.items():
+            sentence = image.get(sentence_key)
+            if sentence is None:
+                if not (_INDEX_KEY.fullmatch(sentence_key) and str(int(sentence_key)) == sentence_key
+                        and int(sentence_key) < n_sent):
+                    issues.add(
+                        "unknown_sentence",
+                        pointer("predictions", image_key, sentence_key),
+                        f"image {image_key} has no sentence {sentence_key[:20]!r} "
+                        f"(it has {n_sent}, indexed 0..{n_sent - 1})",
+                        "sentence indexes are the 0-based line numbers of Sentences/<id>.txt, "
+                        "written without leading zeros",
+                    )
+                    continue
+                sentence = {}  # a real sentence with no gradable phrase (MDETR drops it)
+            if type(phrases) is not dict:
+                continue
+            for phrase_key, entry in phrases.items():
+                row = sentence.get(phrase_key)
+                if row is None:
+                    if phrase_key in gt.ungradable[image_key].get(sentence_key, ()):
+                        ignored += 1
+                        continue
+                    starts = ", ".join(sorted(sentence, key=int)) or "nowhere (none has a box)"
+                    issues.add(
+                        "unknown_phrase",
+                        pointer("predictions", image_key, sentence_key, phrase_key),
+                        f"sentence {sentence_key} of image {image_key} has no phrase starting "
+                        f"at word {phrase_key!r}",
+                        f"phrases are keyed by the 0-based index of their first word in the "
+                        f"caption without markup; gradable phrases here start at {starts}",
+                    )
+                    continue
+                if type(entry) is not dict:
+                    continue
+                pid = entry.get("phrase_id")
+                if type(pid) is str and pid != gt.chain_ids[gt.p_chain[row]]:
+                    issues.add(
+                        "phrase_id_mismatch",
+                        pointer("predictions", image_key, sentence_key, phrase_key, "phrase_id"),
+                        f"phrase {gt.p_text[row]!r} belongs to chain "
+                        f"{gt.chain_ids[gt.p_chain[row]]}, not {pid}",
+                        "the phrases of this sentence are probably shifted; key each phrase by "
+                        "its first word index, or drop phrase_id",
+                    )
+                boxes = entry.get("boxes")
+                if type(boxes) is not list:
+                    continue
+                scores = entry.get("scores")
+                if type(scores) is list:
+                    unsorted += _check_scores(
+                        scores, len(boxes), (image_key, sentence_key, phrase_key), issues
+                    )
+                rows.append(row)
+                keys.append((image_key, sentence_key, phrase_key))
+                box_lists.append(boxes)
+    flat = list(chain.from_iterable(box_lists))
+    if flat and not (
+        set(map(type, flat)) == {list}
+        and set(map(len, flat)) == {4}
+        and _numbers_ok(list(chain.from_iterable(flat)))
+    ):
+        # Malformed boxes (the schema layer reported them): score only well-formed phrases.
+        keep = [i for i, b in enumerate(box_lists) if _boxes_ok(b)]
+        rows = [rows[i] for i in keep]
+        keys = [keys[i] for i in keep]
+        box_lists = [box_lists[i] for i in keep]
+        flat = list(chain.from_iterable(box_lists))
+    counts = np.fromiter(map(len, box_lists), dtype=np.int64, count=len(box_lists))
+    boxes = _to_array(flat)
+    entry_of_box = np.repeat(np.arange(len(box_lists)), counts)
+    rank = np.arange(len(boxes)) - np.repeat(np.cumsum(counts) - counts, counts)
+    row_arr = np.asarray(rows, dtype=np.int64)
+    phrase = row_arr[entry_of_box]
+    _check_boxes(boxes, phrase, entry_of_box, rank, keys, gt, benchmark, issues)
+    return Parsed(
+        boxes=boxes,
+        phrase=phrase,
+        rank=rank,
+        n_entries=len(rows),
+        ignored_ungradable=ignored,
+        scores_not_sorted=unsorted,
+    )
+
+
+def _unknown_image(image_key: str, gt: GroundTruth, issues: IssueList) -> None:
+    hint = f"image ids are those of the {gt.split} split file ({len(gt.image_ids)} images)"
+    if image_key.isdigit() and str(int(image_key)) in gt.lookup:
+        hint = f"write the id without leading zeros: {int(image_key)}"
+    elif image_key.endswith(".jpg"):
+        hint = "use the bare image id, without .jpg"
+    issues.add(
+        "unknown_image",
+        pointer("predictions", image_key),
+        f"image {image_key[:40]!r} is not in the {gt.split} split",
+        hint,
+    )
+
+
+def _check_scores(
+    scores: list, n_boxes: int, where: tuple[str, str, str], issues: IssueList
+) -> int:
+    """Report wrong length / non-finite scores; return 1 if they are not non-increasing."""
+    ptr = pointer("predictions", *where, "scores")
+    if len(scores) != n_boxes:
+        issues.add(
+            "scores_length",
+            ptr,
+            f"{len(scores)} scores for {n_boxes} boxes",
+            "give one score per box, in the same order, or leave scores out",
+        )
+        return 0
+    if not _numbers_ok(scores):
+        return 0
+    if not all(map(_finite, scores)):
+        issues.add("non_finite_score", ptr, "a score is not a finite number", "write finite numbers")
+        return 0
+    return 0 if all(a >= b for a, b in zip(scores, scores[1:], strict=False)) else 1
+
+
+def _check_boxes(
+    boxes: np.ndarray,
+    phrase: np.ndarray,
+    entry_of_box: np.ndarray,
+    rank: np.ndarray,
+    keys: list[tuple[str, str, str]],
+    gt: GroundTruth,
+    benchmark: Benchmark,
+    issues: IssueList,
+) -> None:
+    if not len(boxes):
+        return
+    tol = float(benchmark.option("box_tolerance", 1.0))
+    x1, y1, x2, y2 = boxes.T
+    finite = np.isfinite(boxes).all(axis=1)
+    with np.errstate(invalid="ignore"):
+        order_bad = finite & ((x2 <= x1) | (y2 <= y1))
+        width = gt.width[gt.p_image[phrase]]
+        height = gt.height[gt.p_image[phrase]]
+        outside = (
+            finite
+            & ~order_bad
+            & ((x1 < -tol) | (y1 < -tol) | (x2 > width + tol) | (y2 > height + tol))
+        )
+    if finite.all() and np.abs(boxes).max() <= 1.0:
+        issues.add(
+            "normalised_coordinates",
+            "/predictions",
+            "every coordinate in the file is between -1 and 1: these look like normalised "
+            "coordinates",
+            "boxes are in pixels of the original image: multiply x by the image width and y by "
+            "its height (<size> in Annotations/<id>.xml)",
+        )
+    for m in np.flatnonzero(~finite | order_bad | outside):
+        ptr = pointer("predictions", *keys[entry_of_box[m]], "boxes", int(rank[m]))
+        box = [float(v) for v in boxes[m]]
+        w, h = float(width[m]), float(height[m])
+        if not finite[m]:
+            issues.add("non_finite_box", ptr, "a coordinate is not a finite number",
+                       "write finite pixel coordinates")
+        elif order_bad[m]:
+            looks_xywh = box[0] + box[2] <= w + tol and box[1] + box[3] <= h + tol
+            issues.add(
+                "box_order",
+                ptr,
+                f"box {_fmt(box)} does not have x1 < x2 and y1 < y2",
+                "looks like xywh? boxes are [x1, y1, x2, y2]: use [x, y, x + w, y + h]"
+                if looks_xywh
+                else "boxes are [x1, y1, x2, y2] with x1 < x2 and y1 < y2 (no empty boxes)",
+            )
+        else:
+            issues.add(
+                "box_outside_image",
+                ptr,
+                f"box {_fmt(box)} lies outside the {w:g}x{h:g} image "
+                f"(tolerance {tol:g} pixel)",
+                "coordinates are pixels of the original image; scale boxes from the model's "
+                "input resolution back to the original size",
+            )
+
+
+def _fmt(box: list[float]) -> str:
+    return "[" + ", ".join(f"{v:g}" for v in box) + "]"
+
+
+def item_columns() -> list[str]:
+    cols = [f"{p}{m}" for p in PROTOCOLS for m in MEASURES]
+    cols += [f"type/{t}" for t in TYPES]
+    cols += [f"{p}{m}/{t}" for p in PROTOCOLS for m in MEASURES for t in TYPES]
+    return cols
+
+
+def score_parsed(parsed: Parsed, gt: GroundTruth, iou_threshold: float) -> TaskScores:
+    n = gt.n_phrases
+    any_iou = box_best_iou(
+        parsed.boxes, parsed.phrase, gt.boxes, gt.c_box_start[gt.p_chain], gt.c_box_count[gt.p_chain]
+    )
+    merged_iou = box_best_iou(
+        parsed.boxes, parsed.phrase, gt.merged, gt.p_chain, np.ones(n, dtype=np.int64)
+    )
+    hits = {
+        "": phrase_hits(any_iou, parsed.phrase, parsed.rank, n, iou_threshold),
+        "merged_": phrase_hits(merged_iou, parsed.phrase, parsed.rank, n, iou_threshold),
+    }
+    member = gt.type_member
+    type_counts = member.sum(axis=0)
+    scores: dict[str, float | None] = {}
+    blocks = []
+    for p in PROTOCOLS:
+        for j, m in enumerate(MEASURES):
+            scores[f"{p}{m}"] = float(hits[p][:, j].mean()) if n else None
+        blocks.append(hits[p])
+    blocks.append(member)
+    for p in PROTOCOLS:
+        for j, m in enumerate(MEASURES):
+            both = hits[p][:, j : j + 1] & member
+            blocks.append(both)
+            for t, total, positives in zip(TYPES, type_counts, both.sum(axis=0), strict=True):
+                # positives / total, as MDETR's RecallTracker divides counts.
+                scores[f"{p}{m}/{t}"] = float(positives / total) if total else None
+    values = np.hstack(blocks).astype(np.float64) if n else np.zeros((0, len(item_columns())))
+    ids = [
+        f"{gt.image_ids[i]}/{s}/{f}"
+        for i, s, f in zip(gt.p_image.tolist(), gt.p_sentence.tolist(), gt.p_first_word.tolist(),
+                           strict=True)
+    ]
+    with_boxes = int(np.unique(parsed.phrase).size)
+    extra: dict[str, Any] = {
+        "coverage": with_boxes / n if n else None,
+        "phrases_missing": n - parsed.n_entries,
+        "phrases_with_empty_list": parsed.n_entries - with_boxes,
+        "ignored_ungradable_predictions": parsed.ignored_ungradable,
+        "iou_threshold": iou_threshold,
+        "type_counts": {t: int(c) for t, c in zip(TYPES, type_counts, strict=True)},
+    }
+    if parsed.scores_not_sorted:
+        extra["warnings"] = [
+            f"{parsed.scores_not_sorted} phrases have scores that are not non-increasing; the "
+            "order of boxes was used as the ranking"
+        ]
+    return TaskScores(
+        scores=scores,
+        items={POPULATION: ItemTable(ids, item_columns(), values)},
+        n={"phrases": n, "sentences": gt.n_sentences_scored, "images": len(gt.image_ids),
+           "phrases_with_boxes": with_boxes},
+        extra=extra,
+    )
+
+
+class GroundingTask(TaskType):
+    name = "grounding"
+    prediction_schema = "predictions.schema.json"
+
+    def load_ground_truth(self, benchmark: Benchmark, files: GroundTruthFiles) -> GroundTruth:
+        return load_ground_truth_file(files.paths["ground_truth"])
+
+    def fast_structure_ok(self, predictions: Any, benchmark: Benchmark) -> bool:
+        return structure_ok(predictions)
+
+    def check(
+        self, predictions: Any, ground_truth: GroundTruth, benchmark: Benchmark, issues: IssueList
+    ) -> Parsed:
+        return parse_predictions(predictions, ground_truth, benchmark, issues)
+
+    def score(self, parsed: Parsed, ground_truth: GroundTruth, benchmark: Benchmark) -> TaskScores:
+        return score_parsed(parsed, ground_truth, float(benchmark.option("iou_threshold", 0.5)))
+
+    def metrics_from_means(
+        self, benchmark: Benchmark, means: Mapping[str, Mapping[str, np.ndarray]]
+    ) -> dict[str, np.ndarray]:
+        table = means[POPULATION]
+        out: dict[str, np.ndarray] = {}
+        for p in PROTOCOLS:
+            for m in MEASURES:
+                out[f"{p}{m}"] = table[f"{p}{m}"]
+                for t in TYPES:
+                    # Per-type recall = mean(hit * member) / mean(member): a ratio of means.
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        out[f"{p}{m}/{t}"] = table[f"{p}{m}/{t}"] / table[f"type/{t}"]
+        return out
+
+    def random_predictions(
+        self, ground_truth: GroundTruth, benchmark: Benchmark, seed: int = 0
+    ) -> dict[str, Any]:
+        """Ten uniformly random boxes per gradable phrase (the chance floor)."""
+        gt = ground_truth
+        rng = np.random.default_rng(seed)
+        n = gt.n_phrases
+        k = 10
+        w = gt.width[gt.p_image][:, None]
+        h = gt.height[gt.p_image][:, None]
+        bw = rng.uniform(0.05, 1.0, (n, k)) * w
+        bh = rng.uniform(0.05, 1.0, (n, k)) * h
+        x1 = rng.uniform(0.0, 1.0, (n, k)) * (w - bw)
+        y1 = rng.uniform(0.0, 1.0, (n, k)) * (h - bh)
+        boxes = np.round(np.stack([x1, y1, x1 + bw, y1 + bh], axis=-1), 2)
+        out: dict[str, Any] = {}
+        for row in range(n):
+            image = gt.image_ids[gt.p_image[row]]
+            out.setdefault(image, {}).setdefault(str(gt.p_sentence[row]), {})[
+                str(gt.p_first_word[row])
+            ] = {"boxes": boxes[row].tolist()}
+        return out
+
+    def prepare(self, benchmark: Benchmark, source: str, data_dir: Path) -> list[Path]:
+        split = str(benchmark.option("split", "test"))
+        root = Path(source).expanduser()
+        if not root.exists():
+            root = _download(source)
+        out_dir = Path(data_dir) / benchmark.id
+        try:
+            tree, split_file = _locate(root, split, out_dir)
+            doc = build_ground_truth(tree, split, split_file)
+        except (FileNotFoundError, ValueError, OSError) as exc:
+            raise UsageError(f"cannot prepare {benchmark.id} from {source}: {exc}") from exc
+        doc["benchmark"] = benchmark.id
+        return [write_ground_truth(doc, out_dir / GT_FILE)]
+
+
+def _download(repo_id: str) -> Path:
+    """A Hugging Face dataset repo holding the official tree (or annotations.zip + split files)."""
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError as exc:
+        raise UsageError(
+            f"{repo_id} is not a folder, and huggingface_hub is not installed to fetch it "
+            "(pip install 'vlbench[hub]')"
+        ) from exc
+    try:
+        path = snapshot_download(
+            repo_id=repo_id,
+            repo_type="dataset",
+            allow_patterns=["*Sentences/*", "*Annotations/*", "*.txt", "*annotations.zip"],
+        )
+    except Exception as exc:  # the hub client raises many types (network, auth, not found)
+        raise UsageError(f"could not download {repo_id} from the Hugging Face hub: {exc}") from exc
+    return Path(path)
+
+
+def _locate(root: Path, split: str, out_dir: Path) -> tuple[Path, Path]:
+    """The tree folder and the split file; unpacks the official annotations.zip if that is all
+    there is (the GitHub repository ships Sentences/ and Annotations/ zipped next to the split
+    files)."""
+    try:
+        tree = find_tree(root, split)
+        return tree, tree / f"{split}.txt"
+    except FileNotFoundError:
+        archive = next(iter(sorted(root.rglob("annotations.zip"))), None)
+        if archive is None:
+            raise
+    split_file = archive.parent / f"{split}.txt"
+    if not split_file.is_file():
+        raise FileNotFoundError(f"no {split}.txt next to {archive}")
+    dest = out_dir / "source"
+    if dest.exists():
+        shutil.rmtree(dest)
+    with zipfile.ZipFile(archive) as z:
+        members = [
+            n for n in z.namelist()
+            if ("Sentences/" in n or "Annotations/" in n) and not n.startswith(("/", ".."))
+            and ".." not in Path(n).parts
+        ]
+        z.extractall(dest, members)
+    for candidate in (dest, *sorted(p.parent for p in dest.rglob("Sentences"))):
+        if (candidate / "Sentences").is_dir() and (candidate / "Annotations").is_dir():
+            return candidate, split_file
+    raise FileNotFoundError(f"{archive} holds no Sentences/ and Annotations/ folders")
