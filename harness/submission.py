@@ -75,6 +75,8 @@ def validate_document(
     if benchmark_override is not None:
         reg = Registry(reg.tasks, {**reg.benchmarks, benchmark_override.id: benchmark_override})
         benchmark_id = benchmark_override.id
+    if benchmark_id is not None:
+        reg.benchmark(benchmark_id)  # an unknown --benchmark is a usage error, before anything else
     env, bare = _envelope(doc, benchmark_id, reg, issues)
     if env is None:
         raise InvalidSubmission(issues)

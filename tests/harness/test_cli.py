@@ -1,0 +1,111 @@
+"""The vlbench command line: exit codes, output, result files, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.registry import registry
+from tests.tasks.retrieval.test_validation import envelope, load_gt, perfect_predictions
+
+
+@pytest.fixture
+def good(retrieval_data: Path, write_json) -> Path:
+    gt = load_gt("coco-5k", retrieval_data)
+    return write_json(envelope(perfect_predictions(gt)), "good.json")
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_validate_ok(capsys, good: Path, retrieval_data: Path) -> None:
+    code, out, _ = run(capsys, "validate", str(good), "--data-dir", str(retrieval_data))
+    assert code == 0 and "VALID" in out
+
+
+def test_validate_invalid_lists_every_error_and_exits_1(capsys, tmp_path: Path, retrieval_data: Path, write_json) -> None:
+    gt = load_gt("coco-5k", retrieval_data)
+    doc = envelope(perfect_predictions(gt))
+    doc["predictions"]["image_to_text"][gt.images[0]][0] = 5
+    del doc["predictions"]["text_to_image"][gt.captions[0]]
+    code, out, err = run(capsys, "validate", str(write_json(doc)), "--data-dir", str(retrieval_data))
+    assert code == 1
+    assert "unknown_id" in err and "missing_query" in err and f"/predictions/image_to_text/{gt.images[0]}/0" in err
+    assert "Traceback" not in err + out
+
+
+def test_validate_json_output(capsys, write_json, retrieval_data: Path) -> None:
+    code, out, _ = run(capsys, "validate", str(write_json({"vlbench": 1})), "--data-dir", str(retrieval_data), "--json")
+    report = json.loads(out)
+    assert code == 1 and report["valid"] is False and report["error_count"] == len(report["errors"]) > 0
+    assert {"code", "pointer", "message", "hint"} <= set(report["errors"][0])
+
+
+def test_score_writes_record_and_per_item(capsys, good: Path, retrieval_data: Path, tmp_path: Path) -> None:
+    out_path = tmp_path / "results" / "r.json"
+    code, out, _ = run(capsys, "score", str(good), "--data-dir", str(retrieval_data), "--out", str(out_path), "--bootstrap", "50")
+    assert code == 0 and "RSUM" in out and "i2t_R@1" in out
+    record = json.loads(out_path.read_text())
+    assert record["scores"]["RSUM"] == 600.0
+    assert record["benchmark_version"] == "1.0" and len(record["submission_sha256"]) == 64
+    assert len(record["ground_truth_sha256"]) == 64 and record["harness_version"]
+    assert (out_path.parent / record["per_item"]).exists()
+    assert sorted(p.name for p in out_path.parent.iterdir()) == ["r.json", "r.per_item.json"]
+
+
+def test_score_json_is_the_record(capsys, good: Path, retrieval_data: Path) -> None:
+    code, out, _ = run(capsys, "score", str(good), "--data-dir", str(retrieval_data), "--json", "--bootstrap", "0")
+    assert code == 0 and json.loads(out)["scores"]["i2t_R@10"] == 1.0
+
+
+def test_invalid_score_writes_nothing(capsys, write_json, retrieval_data: Path, tmp_path: Path) -> None:
+    out_path = tmp_path / "never.json"
+    code, _, _ = run(capsys, "score", str(write_json({"vlbench": 1})), "--data-dir", str(retrieval_data), "--out", str(out_path))
+    assert code == 1 and not out_path.exists()
+
+
+def test_usage_errors_exit_2_without_traceback(capsys, tmp_path: Path, good: Path) -> None:
+    code, _, err = run(capsys, "validate", str(tmp_path / "missing.json"))
+    assert code == 2 and "cannot read" in err and "Traceback" not in err
+    code, _, err = run(capsys, "validate", str(good), "--data-dir", str(tmp_path / "nodata"))
+    assert code == 2 and "vlbench data prepare coco-5k" in err
+    code, _, err = run(capsys, "score", str(good), "--benchmark", "coco-9k")
+    assert code == 2 and "unknown benchmark" in err
+    with pytest.raises(SystemExit) as info:
+        main(["score"])
+    assert info.value.code == 2
+
+
+def test_compare_two_results(capsys, retrieval_data: Path, write_json, tmp_path: Path) -> None:
+    reg = registry()
+    b = reg.benchmark("coco-5k")
+    gt = load_gt("coco-5k", retrieval_data)
+    good = write_json(envelope(perfect_predictions(gt)), "a.json")
+    rand = write_json(envelope(reg.task_of(b).random_predictions(gt, b, seed=0)), "b.json")
+    for name, sub in (("a", good), ("b", rand)):
+        assert main(["score", str(sub), "--data-dir", str(retrieval_data), "--out", str(tmp_path / f"{name}.result.json"), "--bootstrap", "0"]) == 0
+    capsys.readouterr()
+    code, out, _ = run(capsys, "compare", str(tmp_path / "a.result.json"), str(tmp_path / "b.result.json"), "--bootstrap", "300", "--json")
+    rows = {r["metric"]: r for r in json.loads(out)}
+    assert code == 0 and rows["i2t_R@1"]["difference"] > 0.5 and rows["i2t_R@1"]["p_value"] < 0.01
+
+
+def test_tasks_lists_benchmarks_and_data_status(capsys, retrieval_data: Path) -> None:
+    code, out, _ = run(capsys, "tasks", "--data-dir", str(retrieval_data), "--json")
+    rows = {r["benchmark"]: r for r in json.loads(out)}
+    assert code == 0
+    assert rows["coco-5k"]["data"] == "present" and rows["coco-5k"]["version"] == "1.0"
+
+
+def test_data_prepare_cli(capsys, tmp_path: Path) -> None:
+    from tests.conftest import karpathy_doc
+
+    (tmp_path / "dataset_flickr30k.json").write_text(json.dumps(karpathy_doc(10, dataset="flickr30k")))
+    code, out, _ = run(capsys, "data", "prepare", "flickr30k-1k", "--source", str(tmp_path), "--data-dir", str(tmp_path / "d"))
+    assert code == 0 and (tmp_path / "d" / "flickr30k-1k" / "ground_truth.json").exists()
