@@ -1,0 +1,155 @@
+"""Drawing the whole mini world and writing its files (the body of `write_mini_benchmark`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from harness.mini.captions import Caption, make_captions
+from harness.mini.formats import (
+    coco_captions,
+    coco_instances,
+    entities_annotation,
+    entities_sentences,
+    karpathy,
+)
+from harness.mini.queries import choose_queries, manifest
+from harness.mini.scene import LayoutConfig, Scene, SplitSpec, render, sample_scene
+from harness.mini.world import PARTNER_PAIRS
+
+SPLITS = ("train", "val", "test")
+
+
+@dataclass(frozen=True)
+class MiniConfig:
+    seed: int = 0
+    n_train: int = 2000
+    n_val: int = 250
+    n_test: int = 250
+    # P(partner present | class present) in images with two or more objects.
+    train_partner_prob: float = 0.9
+    # Val and test: a paired class has its partner in half of its multi-object images, so the
+    # pair carries no signal and partner removals and controls are both common.
+    eval_partner_prob: float = 0.5
+    captions_per_image: int = 5
+    layout: LayoutConfig = field(default_factory=LayoutConfig)
+
+    def splits(self) -> list[SplitSpec]:
+        counts = (self.n_train, self.n_val, self.n_test)
+        probs = (self.train_partner_prob, self.eval_partner_prob, self.eval_partner_prob)
+        out, first = [], 1
+        for name, n, p in zip(SPLITS, counts, probs, strict=True):
+            out.append(SplitSpec(name, first, n, p))
+            first += n
+        return out
+
+
+def iter_scenes(config: MiniConfig) -> Iterator[Scene]:
+    """Every scene, in id order. Each image has its own random stream keyed by (seed, split,
+    index), so the first images of a smaller world are the first images of the full one."""
+    for k, split in enumerate(config.splits()):
+        for i in range(split.count):
+            rng = np.random.default_rng([config.seed, k, i, 0])
+            yield sample_scene(rng, split.first_id + i, split, config.layout)
+
+
+def scene_captions(config: MiniConfig, scene: Scene) -> list[Caption]:
+    k = SPLITS.index(scene.split)
+    i = scene.image_id - config.splits()[k].first_id
+    rng = np.random.default_rng([config.seed, k, i, 1])
+    return make_captions(rng, scene, config.captions_per_image)
+
+
+def _write_json(path: Path, obj: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Fixed separators and insertion order: identical bytes on every run and platform.
+    path.write_text(json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n", encoding="utf-8")
+    return path
+
+
+def _write_text(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+def _write_png(path: Path, rgb: np.ndarray) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(rgb, mode="RGB").save(path, format="PNG", compress_level=6)
+    return path
+
+
+def write_mini_benchmark(
+    out: Path, seed: int = 0, config: MiniConfig | None = None, images: bool = True
+) -> list[Path]:
+    """Write the mini world under `out` (layout in harness/mini/README.md); returns the paths.
+
+    `config` overrides the defaults (its seed wins over `seed` only when `seed` is 0 and the
+    config's is not); `images=False` writes the annotation files only (what scoring needs).
+    """
+    if config is None:
+        config = MiniConfig(seed=seed)
+    elif seed != 0 and config.seed != seed:
+        raise ValueError(f"seed {seed} conflicts with config.seed {config.seed}")
+    out = Path(out)
+    written: list[Path] = []
+    scenes = list(iter_scenes(config))
+    caps: list[list[tuple[int, Caption]]] = []
+    sentid = 1
+    for scene in scenes:
+        row = []
+        for cap in scene_captions(config, scene):
+            row.append((sentid, cap))
+            sentid += 1
+        caps.append(row)
+
+    labels: dict[int, np.ndarray] = {}
+    for scene in scenes:
+        rgb, lab = render(scene.background, scene.objects, scene.width, scene.height)
+        labels[scene.image_id] = lab
+        if images:
+            written.append(_write_png(out / "images" / scene.split / scene.file_name, rgb))
+
+    written.append(_write_json(out / "dataset_mini.json", karpathy(scenes, caps)))
+    ann_id = 1
+    for split in SPLITS:
+        idx = [k for k, s in enumerate(scenes) if s.split == split]
+        split_scenes = [scenes[k] for k in idx]
+        inst = coco_instances(split_scenes, [labels[s.image_id] for s in split_scenes], ann_id)
+        ann_id += len(inst["annotations"])
+        written.append(_write_json(out / "annotations" / f"instances_{split}.json", inst))
+        written.append(
+            _write_json(
+                out / "annotations" / f"captions_{split}.json",
+                coco_captions(split_scenes, [caps[k] for k in idx]),
+            )
+        )
+        written.append(
+            _write_text(
+                out / "flickr30k_entities" / f"{split}.txt",
+                "".join(f"{s.image_id}\n" for s in split_scenes),
+            )
+        )
+    ent = out / "flickr30k_entities"
+    for scene, row in zip(scenes, caps, strict=True):
+        lines = [c for _, c in row]
+        written.append(_write_text(ent / "Sentences" / f"{scene.image_id}.txt", entities_sentences(lines)))
+        written.append(
+            _write_text(ent / "Annotations" / f"{scene.image_id}.xml", entities_annotation(scene, lines))
+        )
+
+    queries = choose_queries([s for s in scenes if s.split == "test"])
+    written.append(_write_json(out / "decorrelated" / "queries.json", manifest(queries, PARTNER_PAIRS)))
+    if images:
+        for q in queries:
+            rgb = render(q.scene.background, q.scene.objects, q.scene.width, q.scene.height,
+                         skip=q.skip_indices())[0]
+            written.append(_write_png(out / "decorrelated" / "images" / q.file_name, rgb))
+    return written
+
+

@@ -1,0 +1,97 @@
+"""Object-removed test queries for the decorrelated task, in two matched groups.
+
+Candidate removals of each test image come from `tasks.decorrelated.removal` (the paper's tau
+rules, shared with the decorrelated task). A removal is a **partner** removal when a removed class
+is the shortcut partner of a class that stays: a model that learned "star implies ring" is drawn
+to captions naming the removed ring. A **control** is a removal that takes away no partner of a
+remaining class. Each partner removal is matched to one control (from another test image) whose
+remaining classes are exactly the same, so the two groups differ only in what was removed; only
+matched pairs are used, so the groups have equal size and the same remaining-class mix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.mini.scene import Scene
+from harness.mini.world import partner_of
+from tasks.decorrelated.removal import TAU1, TAU2, TAU3, Removal, candidate_removals
+
+PARTNER = "partner"
+CONTROL = "control"
+
+
+@dataclass(frozen=True)
+class Query:
+    id: int
+    scene: Scene
+    removal: Removal
+    group: str
+    matched_to: int  # id of the query of the other group with the same remaining classes
+
+    @property
+    def file_name(self) -> str:
+        return f"mini_{self.scene.image_id:06d}_no_{'_'.join(self.removal.removed_classes)}.png"
+
+    def skip_indices(self) -> list[int]:
+        removed = set(self.removal.removed_classes)
+        return [i for i, o in enumerate(self.scene.objects) if o.cls in removed]
+
+
+def is_partner_removal(r: Removal) -> bool:
+    return any(partner_of(c) in r.removed_classes for c in r.present_classes)
+
+
+def scene_objects(scene: Scene) -> list[tuple[str, tuple[float, float, float, float]]]:
+    return [(o.cls, tuple(float(v) for v in b)) for o, b in zip(scene.objects, scene.boxes, strict=True)]
+
+
+def choose_queries(
+    scenes: Sequence[Scene], tau1: float = TAU1, tau2: float = TAU2, tau3: float = TAU3
+) -> list[Query]:
+    """Partner removals, each matched to the first unused control with the same remaining classes
+    (scenes in id order, removals in class order: deterministic); unmatched ones are dropped.
+    Matching is within equality classes of the remaining set, so greedy matching is maximal."""
+    partners: list[tuple[Scene, Removal]] = []
+    controls: list[tuple[Scene, Removal]] = []
+    for scene in sorted(scenes, key=lambda s: s.image_id):
+        objects = scene_objects(scene)
+        for r in candidate_removals(objects, scene.width, scene.height, tau1, tau2, tau3):
+            (partners if is_partner_removal(r) else controls).append((scene, r))
+    used: set[int] = set()
+    queries: list[Query] = []
+    for p_scene, p in partners:
+        for k, (c_scene, c) in enumerate(controls):
+            if k not in used and c.present_classes == p.present_classes:
+                used.add(k)
+                pid = len(queries) + 1
+                queries.append(Query(pid, p_scene, p, PARTNER, pid + 1))
+                queries.append(Query(pid + 1, c_scene, c, CONTROL, pid))
+                break
+    return queries
+
+
+def manifest(
+    queries: Sequence[Query], partner_pairs: Sequence[tuple[str, str]],
+    tau1: float = TAU1, tau2: float = TAU2, tau3: float = TAU3,
+) -> dict:
+    return {
+        "format": "vlbench-mini-removals",
+        "version": 1,
+        "params": {"tau1": tau1, "tau2": tau2, "tau3": tau3, "fill": "exact"},
+        "partner_pairs": [list(p) for p in partner_pairs],
+        "queries": [
+            {
+                "id": q.id,
+                "source_image_id": q.scene.image_id,
+                "file_name": q.file_name,
+                "removed_classes": list(q.removal.removed_classes),
+                "present_classes": list(q.removal.present_classes),
+                "removed_boxes": [list(b) for b in q.removal.removed_boxes],
+                "group": q.group,
+                "matched_query_id": q.matched_to,
+            }
+            for q in queries
+        ],
+    }
