@@ -49,16 +49,17 @@ def _numbers_ok(values: list) -> bool:
     return set(map(type, values)) <= _NUMBER_TYPES
 
 
+def _is_number(v: Any) -> bool:
+    # What JSON Schema's "number" accepts from Python objects (subclasses included, bool not).
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _boxes_ok(boxes: Any) -> bool:
-    """`boxes` is a list (<= MAX_BOXES) of 4-number lists: the schema's box list, exactly."""
-    if type(boxes) is not list or len(boxes) > MAX_BOXES:
-        return False
-    if not boxes:
-        return True
+    """`boxes` satisfies the schema's box list (the slow, per-value test)."""
     return (
-        set(map(type, boxes)) == {list}
-        and set(map(len, boxes)) == {4}
-        and _numbers_ok(list(chain.from_iterable(boxes)))
+        isinstance(boxes, list)
+        and len(boxes) <= MAX_BOXES
+        and all(isinstance(b, list) and len(b) == 4 and all(map(_is_number, b)) for b in boxes)
     )
 
 
@@ -147,14 +148,14 @@ def parse_predictions(
     box_lists: list[list] = []
     ignored = 0
     unsorted = 0
-    if type(predictions) is not dict:
+    if not isinstance(predictions, dict):
         predictions = {}
     for image_key, sentences in predictions.items():
         image = gt.lookup.get(image_key)
         if image is None:
             _unknown_image(image_key, gt, issues)
             continue
-        if type(sentences) is not dict:
+        if not isinstance(sentences, dict):
             continue
         n_sent = gt.n_sentences[gt.image_index[image_key]]
         for sentence_key, phrases in sentences.items():
@@ -172,7 +173,7 @@ def parse_predictions(
                     )
                     continue
                 sentence = {}  # a real sentence with no gradable phrase (MDETR drops it)
-            if type(phrases) is not dict:
+            if not isinstance(phrases, dict):
                 continue
             for phrase_key, entry in phrases.items():
                 row = sentence.get(phrase_key)
@@ -190,10 +191,10 @@ def parse_predictions(
                         f"caption without markup; gradable phrases here start at {starts}",
                     )
                     continue
-                if type(entry) is not dict:
+                if not isinstance(entry, dict):
                     continue
                 pid = entry.get("phrase_id")
-                if type(pid) is str and pid != gt.chain_ids[gt.p_chain[row]]:
+                if isinstance(pid, str) and pid != gt.chain_ids[gt.p_chain[row]]:
                     issues.add(
                         "phrase_id_mismatch",
                         pointer("predictions", image_key, sentence_key, phrase_key, "phrase_id"),
@@ -203,10 +204,10 @@ def parse_predictions(
                         "its first word index, or drop phrase_id",
                     )
                 boxes = entry.get("boxes")
-                if type(boxes) is not list:
+                if not isinstance(boxes, list):
                     continue
                 scores = entry.get("scores")
-                if type(scores) is list:
+                if isinstance(scores, list):
                     unsorted += _check_scores(
                         scores, len(boxes), (image_key, sentence_key, phrase_key), issues
                     )
@@ -269,7 +270,7 @@ def _check_scores(
             "give one score per box, in the same order, or leave scores out",
         )
         return 0
-    if not _numbers_ok(scores):
+    if not all(map(_is_number, scores)):
         return 0
     if not all(map(_finite, scores)):
         issues.add("non_finite_score", ptr, "a score is not a finite number", "write finite numbers")
