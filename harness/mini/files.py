@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from harness.registry import PACKAGE, DataFile
 
-SHA256: dict[str, str] = {}
+SHA256: dict[str, str] = {
+    "mini-decorrelated.json": "b0247951ec88b1d6703ff3ae8cf6e8a9fad4c8e2b00a95ffd15eb9a46e3699d5",
+    "mini-grounding/ground_truth.json": "d1a7ff019c11011e4ea0db77886ae6a4dddebdf1eeeff2466aac60166abc0baa",
+    "mini-retrieval.json": "6ec631580162e2cc55229f578dedd0203f9046646c7a7bc71748639f344108a5",
+}
 
 
 def mini_file(name: str, path: str) -> DataFile:
