@@ -105,3 +105,13 @@ def hand_tree(tmp_path: Path) -> Path:
 @pytest.fixture
 def random_tree():
     return write_random_tree
+
+
+@pytest.fixture(scope="session")
+def hand_ground_truth(tmp_path_factory):
+    import json
+
+    from tasks.grounding.loaders import build_ground_truth, ground_truth_from_doc
+
+    tree = write_hand_tree(tmp_path_factory.mktemp("hand") / "f30k")
+    return ground_truth_from_doc(json.loads(json.dumps(build_ground_truth(tree, "test"))))

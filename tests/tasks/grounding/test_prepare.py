@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import types
+import zipfile
+
+import pytest
+
+from harness.errors import UsageError
+from harness.registry import registry
+from tasks.grounding import TASK
+
+
+def bench(name="flickr30k-entities-test"):
+    return registry().benchmark(name)
+
+
+def test_prepare_from_folder_is_deterministic(hand_tree, tmp_path):
+    (a,) = TASK.prepare(bench(), str(hand_tree), tmp_path / "a")
+    (b,) = TASK.prepare(bench(), str(hand_tree), tmp_path / "b")
+    assert a == tmp_path / "a" / "flickr30k-entities-test" / "ground_truth.json"
+    assert a.read_bytes() == b.read_bytes()
+    doc = json.loads(a.read_text())
+    assert doc["split"] == "test" and doc["images"]["id"] == ["100", "200"]
+    assert len(doc["phrases"]["image"]) == 7
+
+
+def test_val_split_and_mini_world_layout(hand_tree, tmp_path):
+    world = tmp_path / "world"
+    shutil.copytree(hand_tree, world / "flickr30k_entities")
+    (path,) = TASK.prepare(bench("mini-grounding"), str(world), tmp_path / "d")
+    assert path.parent.name == "mini-grounding"
+    (val,) = TASK.prepare(bench("flickr30k-entities-val"), str(hand_tree), tmp_path / "d")
+    doc = json.loads(val.read_text())
+    assert doc["split"] == "val" and doc["images"]["id"] == ["200"]
+
+
+def test_prepare_unpacks_the_official_annotations_zip(hand_tree, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    with zipfile.ZipFile(repo / "annotations.zip", "w") as z:
+        for sub in ("Sentences", "Annotations"):
+            for f in sorted((hand_tree / sub).iterdir()):
+                z.write(f, f"{sub}/{f.name}")
+        z.writestr("../evil.txt", "x")
+    shutil.copy(hand_tree / "test.txt", repo / "test.txt")
+    (path,) = TASK.prepare(bench(), str(repo), tmp_path / "d")
+    (ref,) = TASK.prepare(bench(), str(hand_tree), tmp_path / "e")
+    assert path.read_bytes() == ref.read_bytes()
+    assert not (tmp_path / "d" / "evil.txt").exists()
+
+
+def test_prepare_from_a_hub_id_uses_snapshot_download(hand_tree, tmp_path, monkeypatch):
+    calls = []
+
+    def fake_snapshot_download(repo_id, repo_type, allow_patterns):
+        calls.append((repo_id, repo_type))
+        return str(hand_tree)
+
+    monkeypatch.setitem(
+        sys.modules, "huggingface_hub",
+        types.SimpleNamespace(snapshot_download=fake_snapshot_download),
+    )
+    (path,) = TASK.prepare(bench(), "someone/flickr30k-entities", tmp_path / "d")
+    assert calls == [("someone/flickr30k-entities", "dataset")]
+    assert json.loads(path.read_text())["benchmark"] == "flickr30k-entities-test"
+
+
+def test_hub_failure_and_missing_tree_are_usage_errors(tmp_path, monkeypatch):
+    def failing(**kwargs):
+        raise OSError("offline")
+
+    monkeypatch.setitem(sys.modules, "huggingface_hub", types.SimpleNamespace(snapshot_download=failing))
+    with pytest.raises(UsageError, match="offline"):
+        TASK.prepare(bench(), "someone/missing", tmp_path / "d")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UsageError, match="no Flickr30k Entities tree"):
+        TASK.prepare(bench(), str(tmp_path / "empty"), tmp_path / "d")
