@@ -21,31 +21,55 @@ MeansToMetrics = Callable[[Mapping[str, Mapping[str, np.ndarray]]], dict[str, np
 _CHUNK_ELEMENTS = 32_000_000
 
 
+# Populations whose rows take at most this many distinct values are resampled by category.
+_MAX_PATTERNS = 256
+
+
+def _resampled_means(values: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Column means of `n_resamples` with-replacement resamples of the rows of `values`.
+
+    Per-item hits are 0/1 rows with few distinct patterns. Resampling n rows with replacement is
+    then exactly a multinomial draw of how many times each pattern is picked, which costs
+    O(B * patterns) instead of O(B * n): 1,000 resamples of 25,000 queries in milliseconds.
+    Rows with many distinct values (CIDEr per image) are gathered in chunks.
+    """
+    n, d = values.shape
+    if n == 0:
+        return np.full((n_resamples, d), np.nan)
+    patterns, inverse = np.unique(values, axis=0, return_inverse=True)
+    if len(patterns) <= _MAX_PATTERNS:
+        freq = np.bincount(inverse.reshape(-1), minlength=len(patterns)) / n
+        counts = rng.multinomial(n, freq, size=n_resamples)
+        return counts @ patterns / n
+    means = np.empty((n_resamples, d))
+    per_chunk = max(1, _CHUNK_ELEMENTS // max(1, n * d))
+    for start in range(0, n_resamples, per_chunk):
+        stop = min(n_resamples, start + per_chunk)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = values[idx].mean(axis=1)
+    return means
+
+
 def _replicate_means(
     items: Mapping[str, ItemTable],
     n_resamples: int,
     rng: np.random.Generator,
     paired_with: Mapping[str, ItemTable] | None = None,
 ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]] | None]:
-    """Column means of `n_resamples` resamples per population (and of a paired second set)."""
+    """Column means per replicate and population; with `paired_with`, the same resampled items
+    for both systems (their columns are resampled together, as one wider row)."""
     out: dict[str, dict[str, np.ndarray]] = {}
     out_b: dict[str, dict[str, np.ndarray]] | None = {} if paired_with is not None else None
     for name in sorted(items):
         table = items[name]
-        n, d = table.values.shape
-        width = d * (2 if paired_with is not None else 1)
-        per_chunk = max(1, _CHUNK_ELEMENTS // max(1, n * width))
-        means = np.empty((n_resamples, d))
-        means_b = np.empty((n_resamples, d)) if paired_with is not None else None
-        for start in range(0, n_resamples, per_chunk):
-            stop = min(n_resamples, start + per_chunk)
-            idx = rng.integers(0, n, size=(stop - start, n)) if n else np.zeros((stop - start, 0), int)
-            means[start:stop] = table.values[idx].mean(axis=1) if n else np.nan
-            if means_b is not None:
-                means_b[start:stop] = paired_with[name].values[idx].mean(axis=1) if n else np.nan
+        d = table.values.shape[1]
+        values = table.values
+        if paired_with is not None:
+            values = np.hstack([values, paired_with[name].values])
+        means = _resampled_means(values, n_resamples, rng)
         out[name] = {c: means[:, j] for j, c in enumerate(table.columns)}
-        if out_b is not None and means_b is not None:
-            out_b[name] = {c: means_b[:, j] for j, c in enumerate(paired_with[name].columns)}
+        if out_b is not None and paired_with is not None:
+            out_b[name] = {c: means[:, d + j] for j, c in enumerate(paired_with[name].columns)}
     return out, out_b
 
 

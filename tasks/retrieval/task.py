@@ -64,6 +64,43 @@ class RankedLists:
     def parse(self, section: Any, issues: IssueList) -> np.ndarray | None:
         if not isinstance(section, dict):
             return None  # the schema layer reports it
+        ranks = self._parse_fast(section)
+        return ranks if ranks is not None else self._parse_reporting(section, issues)
+
+    def _parse_fast(self, section: dict[str, Any]) -> np.ndarray | None:
+        """The whole direction at once: one C-level id lookup, then numpy checks.
+
+        Returns None at the first sign of any problem; `_parse_reporting` then walks the lists one
+        by one to say exactly what and where. A per-list Python loop here was 3x slower.
+        """
+        if len(section) != len(self.query_ids):
+            return None
+        lists = [section.get(q) for q in self.query_ids]
+        if None in lists or not all(type(x) is list for x in lists):
+            return None
+        lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        flat = list(chain.from_iterable(lists))
+        if not set(map(type, flat)) <= _ID_TYPES:
+            return None
+        try:
+            items = np.fromiter(map(self.lookup.__getitem__, flat), dtype=np.int64, count=len(flat))
+        except KeyError:
+            return None
+        rows = np.repeat(np.arange(len(lists)), lengths)
+        # Duplicates within a list: equal (row, item) keys after sorting.
+        keys = np.sort(rows * (int(items.max(initial=0)) + 1) + items)
+        if np.any(keys[1:] == keys[:-1]):
+            return None
+        if self.folds > 1:
+            keep = self.gallery_fold[items] == self.query_fold[rows]
+            items, rows = items[keep], rows[keep]
+            lengths = np.bincount(rows, minlength=len(lists))
+        if lengths.min(initial=self.k) < self.k:
+            return None
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        return items[starts[:, None] + np.arange(self.k)[None, :]]
+
+    def _parse_reporting(self, section: dict[str, Any], issues: IssueList) -> np.ndarray | None:
         ranks = np.zeros((len(self.query_ids), self.k), dtype=np.int64)
         ok = True
         known_queries = {q: i for i, q in enumerate(self.query_ids)}
