@@ -64,7 +64,7 @@ def _id_lookup(ids: list[str]) -> dict[Any, int]:
     except ValueError:
         all_canonical = False
     if all_canonical:
-        lookup.update(zip(as_int, range(len(ids))))
+        lookup.update(zip(as_int, range(len(ids)), strict=True))
     else:
         lookup.update(
             (int(item), i)
