@@ -1,0 +1,163 @@
+"""Reference captions in the official formats, and vlbench's compact references file.
+
+Formats read (detected from the content):
+* COCO captions annotations (`captions_val2014.json`): `{"images": [...], "annotations":
+  [{"image_id", "caption"}, ...]}`, read with pycocotools. Images listed without any caption
+  are an error; without an "images" list, the images are those the annotations name.
+* Karpathy split json (`dataset_coco.json`, `dataset_flickr30k.json`): `{"images": [{"split",
+  "sentences": [{"raw"}], "cocoid" | "filename" | "imgid"}]}`; the `test` split is used (all
+  images when the file has no split field). Image id: `cocoid`, else the file name's digits,
+  else `imgid`.
+* The compact file written by `prepare`: `{"vlbench_references": 1, "images": [[id, [caption,
+  ...]], ...]}`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UsageError
+
+ImageId = int | str
+COMPACT_KEY = "vlbench_references"
+
+
+@dataclass(frozen=True)
+class References:
+    ids: list[ImageId]
+    captions: list[list[str]]
+    source_format: str
+
+    def __post_init__(self) -> None:
+        if len(self.ids) != len(self.captions):
+            raise ValueError("ids and captions differ in length")
+
+    @property
+    def n_images(self) -> int:
+        return len(self.ids)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+        if path.suffix == ".gz":
+            import gzip
+
+            raw = gzip.decompress(raw)
+        return json.loads(raw)
+    except FileNotFoundError:
+        raise UsageError(f"references file not found: {path}") from None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read references {path}: {exc}") from None
+
+
+def _check_captions(ids: Sequence[ImageId], caps: Sequence[Sequence[str]], where: str) -> None:
+    seen: set[ImageId] = set()
+    for i, c in zip(ids, caps, strict=False):
+        if i in seen:
+            raise UsageError(f"{where}: image {i!r} is listed twice")
+        seen.add(i)
+        if not c:
+            raise UsageError(f"{where}: image {i!r} has no reference caption")
+        for s in c:
+            if not isinstance(s, str):
+                raise UsageError(f"{where}: image {i!r} has a reference that is not a string: {s!r:.80}")
+
+
+def from_coco_captions(data: Mapping[str, Any], where: str = "COCO captions", image_ids: Iterable[ImageId] | None = None) -> References:
+    """References from a COCO captions annotation dict (via pycocotools)."""
+    from pycocotools.coco import COCO
+
+    coco = COCO()
+    coco.dataset = dict(data)
+    coco.dataset.setdefault("images", [])
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco.createIndex()
+    if image_ids is not None:
+        ids = list(image_ids)
+    elif data.get("images"):
+        ids = [img["id"] for img in data["images"]]
+    else:
+        ids = list(dict.fromkeys(a["image_id"] for a in data.get("annotations", [])))
+    caps = []
+    for i in ids:
+        anns = coco.imgToAnns.get(i, [])
+        caps.append([a["caption"] for a in anns])
+    _check_captions(ids, caps, where)
+    return References(ids, caps, "coco")
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def karpathy_image_id(img: Mapping[str, Any]) -> ImageId:
+    if "cocoid" in img:
+        return img["cocoid"]
+    name = img.get("filename")
+    if isinstance(name, str):
+        m = _DIGITS.search(Path(name).stem)
+        if m and m.group(1) == Path(name).stem.split("_")[-1]:
+            return int(m.group(1))
+    return img["imgid"]
+
+
+def karpathy_test_ids(data: Mapping[str, Any], split: str = "test") -> list[ImageId]:
+    return [karpathy_image_id(img) for img in data["images"] if img.get("split") == split]
+
+
+def from_karpathy(data: Mapping[str, Any], split: str = "test", where: str = "Karpathy json") -> References:
+    images = data["images"]
+    if any("split" in img for img in images):
+        images = [img for img in images if img.get("split") == split]
+    ids = [karpathy_image_id(img) for img in images]
+    caps = [[s["raw"] for s in img.get("sentences", [])] for img in images]
+    _check_captions(ids, caps, where)
+    return References(ids, caps, "karpathy")
+
+
+def from_compact(data: Mapping[str, Any], where: str = "references") -> References:
+    ids = [row[0] for row in data["images"]]
+    caps = [list(row[1]) for row in data["images"]]
+    _check_captions(ids, caps, where)
+    return References(ids, caps, data.get("source_format", "compact"))
+
+
+def detect_and_load(data: Any, where: str) -> References:
+    if isinstance(data, dict) and COMPACT_KEY in data:
+        return from_compact(data, where)
+    if isinstance(data, dict) and isinstance(data.get("annotations"), list):
+        return from_coco_captions(data, where)
+    if isinstance(data, dict) and isinstance(data.get("images"), list) and all(
+        isinstance(i, dict) and "sentences" in i for i in data["images"][:10]
+    ):
+        return from_karpathy(data, where=where)
+    raise UsageError(
+        f"{where}: not a COCO captions annotation file ({{\"annotations\": [{{\"image_id\", \"caption\"}}]}}), "
+        "a Karpathy split json, or a vlbench references file"
+    )
+
+
+def load_references(path: Path) -> References:
+    try:
+        return detect_and_load(_read_json(path), str(path))
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(f"{path}: malformed references ({type(exc).__name__}: {exc})") from None
+
+
+def write_compact(refs: References, path: Path, source: str = "") -> Path:
+    """Write the compact references file (sorted by image id, deterministic bytes)."""
+    rows = sorted(zip(refs.ids, refs.captions, strict=False), key=lambda r: (isinstance(r[0], str), r[0]))
+    doc = {COMPACT_KEY: 1, "source_format": refs.source_format, "source": source, "images": [[i, c] for i, c in rows]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path

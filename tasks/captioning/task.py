@@ -1,0 +1,300 @@
+"""The caption-scoring task type: validation of COCO results, scoring with the pycocoevalcap
+metrics (BLEU-1..4, METEOR, ROUGE-L, CIDEr-D, CIDEr, SPICE where runnable), and `prepare`."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import IssueList, UsageError, pointer
+from harness.registry import (
+    DATA_DIR,
+    PACKAGE,
+    Benchmark,
+    DataFile,
+    GroundTruthFiles,
+    ItemTable,
+    TaskScores,
+    TaskType,
+)
+from tasks.captioning import metrics as M
+from tasks.captioning.loaders import (
+    References,
+    load_references,
+    write_compact,
+)
+from tasks.captioning.meteor import MeteorProcess, MeteorUnavailable
+from tasks.captioning.ptb import TokenizerUnavailable, fast_tokenize, tokenize
+from tasks.captioning.spice import run_spice, spice_status
+
+MAX_CAPTION_CHARS = 10_000
+MISSING_LISTED = 20
+POPULATION = "images"
+METRIC_KEYS = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "ROUGE-L", "CIDEr-D", "CIDEr")
+PER_IMAGE = [f"{k}@image" for k in ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR")]
+
+
+@dataclass
+class ParsedCaptions:
+    captions: list[str]  # aligned with the references' image order
+    warnings: list[str] = field(default_factory=list)
+
+
+def _id_hint(iid: Any, known: Mapping[Any, int]) -> str:
+    if isinstance(iid, str) and iid.strip().isdigit() and int(iid) in known:
+        return f"the references use integer ids: write {int(iid)}, not {iid!r}"
+    if isinstance(iid, int) and str(iid) in known:
+        return f"the references use string ids: write {str(iid)!r}"
+    return "use the image ids of the references (COCO image ids for coco-karpathy-test)"
+
+
+class CaptioningTask(TaskType):
+    name = "captioning"
+    prediction_schema = "predictions.schema.json"
+    accepts_bare = True
+
+    # ------------------------------------------------------------------ ground truth
+    def load_ground_truth(self, benchmark: Benchmark, files: GroundTruthFiles) -> References:
+        return load_references(files.paths["references"])
+
+    def references_benchmark(self, path: Path) -> Benchmark:
+        """An ad-hoc benchmark scoring against any COCO-format caption file (--references)."""
+        from tasks.captioning.benchmarks import METRICS
+
+        path = Path(path).expanduser().resolve()
+        if not path.is_file():
+            raise UsageError(f"references file not found: {path}")
+        return Benchmark(
+            id="references-" + (re.sub(r"[^a-z0-9.-]+", "-", path.name.lower()).strip("-.") or "file"),
+            task=self.name,
+            version="1",
+            description=f"captions scored against {path}",
+            files=(DataFile("references", str(path), sha256=None, location=DATA_DIR),),
+            metrics=METRICS,
+            main_score="CIDEr-D",
+        )
+
+    # ------------------------------------------------------------------ validation
+    def fast_structure_ok(self, predictions: Any, benchmark: Benchmark) -> bool:
+        if type(predictions) is not list:
+            return False
+        for p in predictions:
+            if type(p) is not dict:
+                return False
+            i = p.get("image_id")
+            if type(i) is not int and type(i) is not str:
+                return False
+            if type(p.get("caption")) is not str:
+                return False
+        return True
+
+    def check(self, predictions: Any, ground_truth: References, benchmark: Benchmark, issues: IssueList) -> ParsedCaptions | None:
+        if not isinstance(predictions, list):
+            return None
+        index = {i: k for k, i in enumerate(ground_truth.ids)}
+        n = len(index)
+        where: list[int | None] = [None] * n
+        captions: list[str] = [""] * n
+        empty: list[str] = []
+        for j, p in enumerate(predictions):
+            if not isinstance(p, dict):
+                continue
+            iid, cap = p.get("image_id"), p.get("caption")
+            if isinstance(iid, bool) or not isinstance(iid, (int, str)):
+                continue  # the schema layer reports it
+            k = index.get(iid)
+            if k is None:
+                issues.add(
+                    "unknown_image",
+                    pointer("predictions", j, "image_id"),
+                    f"image {iid!r:.80} is not one of the {n} images of {benchmark.id}",
+                    _id_hint(iid, index),
+                )
+                continue
+            if where[k] is not None:
+                issues.add(
+                    "duplicate_image",
+                    pointer("predictions", j, "image_id"),
+                    f"image {iid!r} already has a caption at /predictions/{where[k]}",
+                    "give exactly one caption per image (pycocoevalcap asserts this too)",
+                )
+                continue
+            where[k] = j
+            if not isinstance(cap, str):
+                continue  # the schema layer reports non-string captions
+            if len(cap) > MAX_CAPTION_CHARS:
+                issues.add(
+                    "caption_too_long",
+                    pointer("predictions", j, "caption"),
+                    f"the caption has {len(cap):,} characters; the limit is {MAX_CAPTION_CHARS:,}",
+                    "a caption is one sentence: truncate the model output",
+                )
+                continue
+            captions[k] = cap
+            if not cap.strip():
+                empty.append(pointer("predictions", j, "caption"))
+        missing = [ground_truth.ids[k] for k in range(n) if where[k] is None]
+        if missing:
+            listed = ", ".join(repr(i) for i in missing[:MISSING_LISTED])
+            more = f", ... and {len(missing) - MISSING_LISTED} more" if len(missing) > MISSING_LISTED else ""
+            issues.add(
+                "missing_images",
+                "/predictions",
+                f"{len(missing)} of {n} images have no caption: {listed}{more}",
+                "give one caption for every image of the benchmark (an empty string is allowed and scores 0)",
+            )
+        warnings = []
+        if empty:
+            shown = ", ".join(empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+            warnings.append(f"{len(empty)} empty caption(s) score 0 on every metric: {shown}")
+        return ParsedCaptions(captions, warnings)
+
+    # ------------------------------------------------------------------ scoring
+    def score(self, parsed: ParsedCaptions, ground_truth: References, benchmark: Benchmark) -> TaskScores:
+        return score_captions(parsed.captions, ground_truth, warnings=list(parsed.warnings))
+
+    def metrics_from_means(self, benchmark: Benchmark, means: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        t = means[POPULATION]
+        out: dict[str, np.ndarray] = {}
+        bleu = M.bleu_from_stats(np.stack([np.asarray(t[c]) for c in M.BLEU_COLUMNS], axis=-1))
+        for k in range(M.MAX_N):
+            out[f"BLEU-{k + 1}"] = bleu[..., k]
+        if M.METEOR_COLUMNS[0] in t:
+            out["METEOR"] = M.meteor_from_stats(np.stack([np.asarray(t[c]) for c in M.METEOR_COLUMNS], axis=-1))
+        for key in ("ROUGE-L", "CIDEr-D", "CIDEr", "SPICE"):
+            if key in t:
+                out[key] = np.asarray(t[key])
+        return out
+
+    def random_predictions(self, ground_truth: References, benchmark: Benchmark, seed: int = 0) -> Any:
+        """Chance floor: each image gets a reference caption of another, randomly chosen image."""
+        rng = random.Random(seed)
+        n = ground_truth.n_images
+        out = []
+        for k, iid in enumerate(ground_truth.ids):
+            other = rng.randrange(n - 1) if n > 1 else 0
+            if n > 1 and other >= k:
+                other += 1
+            out.append({"image_id": iid, "caption": rng.choice(ground_truth.captions[other])})
+        return out
+
+    # ------------------------------------------------------------------ prepare
+    def prepare(self, benchmark: Benchmark, source: str, data_dir: Path) -> list[Path]:
+        from tasks.captioning.prepare import prepare_references
+
+        refs, origin = prepare_references(benchmark, source)
+        f = benchmark.files[0]
+        rel = f.path[len("data/"):] if f.location == PACKAGE and f.path.startswith("data/") else f.path
+        return [write_compact(refs, Path(data_dir) / benchmark.id / rel, source=origin)]
+
+
+def score_captions(captions: list[str], refs: References, warnings: list[str] | None = None,
+                   meteor: bool = True, spice: bool = True) -> TaskScores:
+    """Score candidates (aligned with `refs.ids`) against the references."""
+    warnings = list(warnings or [])
+    unavailable: dict[str, str] = {}
+    proc: MeteorProcess | None = None
+    if meteor:
+        try:
+            proc = MeteorProcess().start()  # JVM start-up overlaps tokenization and the other metrics
+        except MeteorUnavailable as exc:
+            unavailable["METEOR"] = str(exc)
+    else:
+        unavailable["METEOR"] = "disabled"
+    try:
+        n = refs.n_images
+        flat = list(captions) + [r for rs in refs.captions for r in rs]
+        try:
+            tok, n_jar = tokenize(flat)
+        except TokenizerUnavailable as exc:
+            need = [i for i, c in enumerate(flat) if fast_tokenize(c) is None]
+            raise UsageError(
+                f"{len(need)} caption(s) need the CoreNLP PTB tokenizer jar ({exc}); e.g. "
+                f"{flat[need[0]][:80]!r}. Install Java and pycocoevalcap==1.2"
+            ) from None
+        cands = tok[:n]
+        tok_refs: list[list[str]] = []
+        pos = n
+        for rs in refs.captions:
+            tok_refs.append(tok[pos : pos + len(rs)])
+            pos += len(rs)
+
+        corpus = M.Corpus.build(cands, tok_refs)
+        bleu_stats = M.bleu_stats(corpus)
+        bleu = M.corpus_bleu(bleu_stats)
+        bleu_img = M.bleu_from_stats(bleu_stats)
+        cider_d, cider = M.cider_scores(corpus)
+        rouge = M.rouge_l(cands, tok_refs)
+
+        meteor_stats = None
+        if proc is not None:
+            try:
+                meteor_stats = proc.stats(cands, tok_refs)
+            except MeteorUnavailable as exc:
+                unavailable["METEOR"] = str(exc)
+    finally:
+        if proc is not None:
+            proc.close()
+
+    scores: dict[str, float | None] = {f"BLEU-{k + 1}": float(bleu[k]) for k in range(M.MAX_N)}
+    columns: list[str] = list(M.BLEU_COLUMNS)
+    blocks: list[np.ndarray] = [bleu_stats]
+    if meteor_stats is not None:
+        agg_ready = meteor_stats.copy()
+        agg_ready[M.meteor_perfect(meteor_stats), 20] = 0.0
+        scores["METEOR"] = float(M.meteor_from_stats(M.meteor_aggregate(meteor_stats)))
+        columns += M.METEOR_COLUMNS
+        blocks.append(agg_ready)
+    else:
+        scores["METEOR"] = None
+    scores["ROUGE-L"] = float(np.mean(rouge))
+    scores["CIDEr-D"] = float(np.mean(cider_d))
+    scores["CIDEr"] = float(np.mean(cider))
+    columns += ["ROUGE-L", "CIDEr-D", "CIDEr"]
+    blocks.append(np.stack([rouge, cider_d, cider], axis=1))
+
+    if spice:
+        jar, reason = spice_status()
+        if jar is None:
+            unavailable["SPICE"] = reason
+        else:
+            try:
+                sp = run_spice(jar, refs.ids, cands, tok_refs)
+                scores["SPICE"] = float(np.mean(sp))
+                if np.isnan(sp).any():
+                    warnings.append(f"SPICE gave no score for {int(np.isnan(sp).sum())} image(s); the mean is NaN as in pycocoevalcap")
+                columns.append("SPICE")
+                blocks.append(sp[:, None])
+            except Exception as exc:  # a present but broken SPICE install is reported, not faked
+                unavailable["SPICE"] = f"SPICE jar present but failed: {exc}"
+
+    columns += PER_IMAGE[:4]
+    blocks.append(bleu_img)
+    if meteor_stats is not None:
+        columns.append(PER_IMAGE[4])
+        blocks.append(M.meteor_from_stats(meteor_stats)[:, None])
+    values = np.concatenate([b.reshape(len(refs.ids), -1) for b in blocks], axis=1)
+    table = ItemTable([str(i) for i in refs.ids], columns, values)
+    extra: dict[str, Any] = {
+        "tokenizer": {"captions": len(flat), "needed_jar": n_jar},
+        "cider_document_frequency": f"from the references of the {n} scored images (fixed for bootstrap replicates)",
+    }
+    if warnings:
+        extra["warnings"] = warnings
+    if unavailable:
+        extra["unavailable"] = unavailable
+    return TaskScores(
+        scores=scores,
+        items={POPULATION: table},
+        n={"images": n, "references": int(sum(len(r) for r in refs.captions))},
+        extra=extra,
+    )
+
+
+__all__ = ["CaptioningTask", "score_captions"]
