@@ -1,0 +1,28 @@
+# Two entry points (README quick start). Each sets up .venv on first use.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+
+.PHONY: demo test lint clean
+
+$(VENV)/.core: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) -e .
+	touch $@
+
+$(VENV)/.dev: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) -e '.[dev]'
+	touch $@ $(VENV)/.core
+
+# The main job on the bundled mini benchmark: list benchmarks, score every mini submission.
+demo: $(VENV)/.core
+	$(VENV)/bin/vlbench tasks
+	@for f in submissions/mini-*/*.json; do echo; echo "== $$f"; $(VENV)/bin/vlbench score "$$f" --out "$(VENV)/results/$$(basename $$(dirname $$f))-$$(basename $$f)" || exit $$?; done
+
+test: $(VENV)/.dev
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
