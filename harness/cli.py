@@ -67,6 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
 
+    lb = sub.add_parser("leaderboard", help="build the leaderboard tables from the submissions folder")
+    lsub = lb.add_subparsers(dest="leaderboard_command", metavar="LEADERBOARD_COMMAND", parser_class=_Parser)
+    p = lsub.add_parser("build", help="score every submission and write Markdown, HTML, CSV and JSON tables")
+    p.add_argument("--submissions", default="submissions", help="folder of <benchmark>/<entry>.json files")
+    p.add_argument("--out", default="leaderboard", help="output folder")
+    p.add_argument("--data-dir", help="prepared data folder")
+    p.add_argument("--bootstrap", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+
     data = sub.add_parser("data", help="write the mini benchmark, or prepare a real benchmark's ground truth")
     dsub = data.add_subparsers(dest="data_command", metavar="DATA_COMMAND", parser_class=_Parser)
     p = dsub.add_parser("mini", help="write the mini benchmark's images and annotation files")
@@ -225,6 +234,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from harness import leaderboard
+
+    if args.leaderboard_command != "build":
+        raise UsageError("vlbench leaderboard: choose 'build'")
+    report = leaderboard.build(args.submissions, args.data_dir, resamples=args.bootstrap, seed=args.seed)
+    written = leaderboard.write(report, args.out)
+    entries = sum(len(b.entries) for b in report.boards)
+    print(f"{entries} entries on {len(report.boards)} boards; wrote {', '.join(str(p) for p in written)}")
+    for path, why in report.invalid:
+        print(f"invalid: {path}: {why}", file=sys.stderr)
+    for path, why in report.skipped:
+        print(f"skipped: {path}: {why}", file=sys.stderr)
+    return EXIT_INVALID if report.invalid else EXIT_OK
+
+
 def cmd_data(args: argparse.Namespace) -> int:
     if args.data_command == "mini":
         from harness.mini import write_mini_benchmark
@@ -248,6 +273,7 @@ COMMANDS = {
     "validate": cmd_validate,
     "score": cmd_score,
     "compare": cmd_compare,
+    "leaderboard": cmd_leaderboard,
     "data": cmd_data,
 }
 
