@@ -15,8 +15,11 @@ import html
 import io
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tqdm import tqdm
 
 from harness import __version__
 from harness.errors import InvalidSubmission, UsageError
@@ -92,7 +95,8 @@ def build(
     boards: dict[tuple[str, str], Board] = {}
     skipped: list[tuple[str, str]] = []
     invalid: list[tuple[str, str]] = []
-    for path in _submission_files(root):
+    files = _submission_files(root)
+    for path in tqdm(files, desc="scoring submissions", unit="file", disable=not sys.stderr.isatty()):
         folder = path.parent.name
         if folder not in reg.benchmarks:
             skipped.append((str(path), f"folder {folder!r} is not a benchmark id"))
