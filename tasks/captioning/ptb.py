@@ -130,16 +130,12 @@ def _strip_punctuation(line: str) -> str:
     return " ".join(w for w in line.rstrip().split(" ") if w not in PUNCTUATIONS)
 
 
-def jar_tokenize(captions: Sequence[str], timeout: float | None = None) -> list[str]:
-    """Tokenize with the real CoreNLP 3.4.1 jar (one JVM), as pycocoevalcap does, line-safe."""
-    if not captions:
-        return []
+def _run_jar(text: str, timeout: float | None) -> list[str]:
     try:
         jar = ptb_jar()
         java = java_command()
     except JavaUnavailable as exc:
         raise TokenizerUnavailable(str(exc)) from None
-    text = "\n".join(clean_line_breaks(c) for c in captions)
     fd, name = tempfile.mkstemp(prefix="vlbench-ptb-", suffix=".txt")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -153,21 +149,71 @@ def jar_tokenize(captions: Sequence[str], timeout: float | None = None) -> list[
             f"the PTB tokenizer jar failed (exit {proc.returncode}): {proc.stderr.decode(errors='replace')[-500:]}"
         )
     lines = proc.stdout.decode("utf-8").split("\n")
-    if len(lines) == len(captions) + 1 and lines[-1] == "":
+    if lines and lines[-1] == "":
         lines.pop()
-    if len(lines) != len(captions):
-        raise RuntimeError(
-            f"the PTB tokenizer returned {len(lines)} lines for {len(captions)} captions; refusing to misalign"
+    return lines
+
+
+def jar_tokenize(
+    captions: Sequence[str], successors: Sequence[str | None] | None = None, timeout: float | None = None
+) -> list[str]:
+    """Tokenize with the real CoreNLP 3.4.1 jar, as pycocoevalcap does, line-safe.
+
+    The lexer looks ahead across the line end: "... I." keeps its period when the next line
+    starts with a lower-case letter and loses it before a capital; ":)" on the last line of a
+    file without a final newline comes out as "-rrb-". pycocoevalcap writes all references (and,
+    separately, all candidates) into one file, so a caption's tokens can depend on the caption
+    after it. `successors[i]` is the line that follows caption i in pycocoevalcap's file (None:
+    it is the file's last line); each caption is tokenized followed by exactly that line, so the
+    result is the reference's. Without `successors`, each caption is followed by an empty line.
+    """
+    if not captions:
+        return []
+    succ = list(successors) if successors is not None else [""] * len(captions)
+    paired = [i for i, s in enumerate(succ) if s is not None]
+    last = [i for i, s in enumerate(succ) if s is None]
+    out: list[str] = [""] * len(captions)
+    if paired:
+        text = "".join(
+            clean_line_breaks(captions[i]) + "\n" + clean_line_breaks(succ[i] or "") + "\n" for i in paired
         )
-    return [_strip_punctuation(line) for line in lines]
+        lines = _run_jar(text, timeout)
+        if len(lines) != 2 * len(paired):
+            raise RuntimeError(
+                f"the PTB tokenizer returned {len(lines)} lines for {2 * len(paired)}; refusing to misalign"
+            )
+        for k, i in enumerate(paired):
+            out[i] = _strip_punctuation(lines[2 * k])
+    for i in last:  # a file's last line, without a final newline (at most two per scoring run)
+        lines = _run_jar(clean_line_breaks(captions[i]), timeout)
+        if len(lines) > 1:
+            raise RuntimeError("the PTB tokenizer split one caption into several lines; refusing to misalign")
+        out[i] = _strip_punctuation(lines[0] if lines else "")
+    return out
 
 
-def tokenize(captions: Sequence[str]) -> tuple[list[str], int]:
-    """Tokenize every caption; returns (tokenized strings, number of captions that needed the jar)."""
+def pycoco_successors(groups: Sequence[Sequence[str]]) -> list[str | None]:
+    """For captions given as the files pycocoevalcap writes (e.g. [candidates, references]), the
+    line after each caption in its file, None for a file's last line."""
+    out: list[str | None] = []
+    for g in groups:
+        out.extend(g[1:])
+        if g:
+            out.append(None)
+    return out
+
+
+def tokenize(
+    captions: Sequence[str], successors: Sequence[str | None] | None = None
+) -> tuple[list[str], int]:
+    """Tokenize every caption; returns (tokenized strings, number of captions that needed the jar).
+
+    `successors`: see `jar_tokenize` (only the captions that need the jar use it)."""
     out: list[str | None] = [fast_tokenize(c) for c in captions]
     slow = [i for i, t in enumerate(out) if t is None]
     if slow:
-        done = jar_tokenize([captions[i] for i in slow])
+        succ = None if successors is None else [successors[i] for i in slow]
+        done = jar_tokenize([captions[i] for i in slow], succ)
         for i, t in zip(slow, done, strict=False):
             out[i] = t
     return out, len(slow)  # type: ignore[return-value]

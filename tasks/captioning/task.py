@@ -30,7 +30,7 @@ from tasks.captioning.loaders import (
     write_compact,
 )
 from tasks.captioning.meteor import MeteorProcess, MeteorUnavailable
-from tasks.captioning.ptb import TokenizerUnavailable, fast_tokenize, tokenize
+from tasks.captioning.ptb import TokenizerUnavailable, fast_tokenize, pycoco_successors, tokenize
 from tasks.captioning.spice import run_spice, spice_status
 
 MAX_CAPTION_CHARS = 10_000
@@ -209,9 +209,11 @@ def score_captions(captions: list[str], refs: References, warnings: list[str] | 
         unavailable["METEOR"] = "disabled"
     try:
         n = refs.n_images
-        flat = list(captions) + [r for rs in refs.captions for r in rs]
+        flat_refs = [r for rs in refs.captions for r in rs]
+        flat = list(captions) + flat_refs
         try:
-            tok, n_jar = tokenize(flat)
+            # pycocoevalcap's temp files: the references in image order, the candidates likewise
+            tok, n_jar = tokenize(flat, pycoco_successors([captions, flat_refs]))
         except TokenizerUnavailable as exc:
             need = [i for i, c in enumerate(flat) if fast_tokenize(c) is None]
             raise UsageError(
