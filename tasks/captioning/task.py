@@ -162,7 +162,10 @@ class CaptioningTask(TaskType):
     def metrics_from_means(self, benchmark: Benchmark, means: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
         t = means[POPULATION]
         out: dict[str, np.ndarray] = {}
-        bleu = M.bleu_from_stats(np.stack([np.asarray(t[c]) for c in M.BLEU_COLUMNS], axis=-1))
+        # BLEU's 1e-15 / 1e-9 smoothing is not scale-free: turn means back into corpus sums.
+        n = np.asarray(t["n_images"]) if "n_images" in t else 1.0
+        stats = np.stack([np.asarray(t[c]) for c in M.BLEU_COLUMNS], axis=-1) * np.asarray(n)[..., None]
+        bleu = M.bleu_from_stats(stats)
         for k in range(M.MAX_N):
             out[f"BLEU-{k + 1}"] = bleu[..., k]
         if M.METEOR_COLUMNS[0] in t:
@@ -245,8 +248,9 @@ def score_captions(captions: list[str], refs: References, warnings: list[str] | 
             proc.close()
 
     scores: dict[str, float | None] = {f"BLEU-{k + 1}": float(bleu[k]) for k in range(M.MAX_N)}
-    columns: list[str] = list(M.BLEU_COLUMNS)
-    blocks: list[np.ndarray] = [bleu_stats]
+    # "n_images" is constant, so its mean in any bootstrap replicate is the set size.
+    columns: list[str] = [*M.BLEU_COLUMNS, "n_images"]
+    blocks: list[np.ndarray] = [bleu_stats, np.full((n, 1), float(n))]
     if meteor_stats is not None:
         agg_ready = meteor_stats.copy()
         agg_ready[M.meteor_perfect(meteor_stats), 20] = 0.0
