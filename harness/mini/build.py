@@ -19,7 +19,15 @@ from harness.mini.formats import (
     karpathy,
 )
 from harness.mini.queries import choose_queries, manifest
-from harness.mini.scene import LayoutConfig, Scene, SplitSpec, render, sample_scene
+from harness.mini.scene import (
+    LayoutConfig,
+    Scene,
+    SplitSpec,
+    label_map,
+    paint,
+    render,
+    sample_scene,
+)
 from harness.mini.world import PARTNER_PAIRS
 
 SPLITS = ("train", "val", "test")
@@ -110,9 +118,10 @@ def write_mini_benchmark(
 
     labels: dict[int, np.ndarray] = {}
     for scene in scenes:
-        rgb, lab = render(scene.background, scene.objects, scene.width, scene.height)
+        lab, _ = label_map(scene.objects, scene.width, scene.height)
         labels[scene.image_id] = lab
         if images:
+            rgb = paint(scene.background, scene.objects, lab)
             written.append(_write_png(out / "images" / scene.split / scene.file_name, rgb))
 
     written.append(_write_json(out / "dataset_mini.json", karpathy(scenes, caps)))
@@ -150,6 +159,23 @@ def write_mini_benchmark(
             rgb = render(q.scene.background, q.scene.objects, q.scene.width, q.scene.height,
                          skip=q.skip_indices())[0]
             written.append(_write_png(out / "decorrelated" / "images" / q.file_name, rgb))
+    _prune(out, written, images)
     return written
 
 
+def _prune(out: Path, written: list[Path], images: bool) -> None:
+    """Remove files this writer made in an earlier run (another config or seed) and not in this
+    one, so that the folder holds exactly one world. Only our own file patterns in our own
+    folders; images only when this run wrote images."""
+    keep = {p.resolve() for p in written}
+    ent = out / "flickr30k_entities"
+    candidates = [
+        *(p for p in (ent / "Sentences").glob("*.txt") if p.stem.isdigit()),
+        *(p for p in (ent / "Annotations").glob("*.xml") if p.stem.isdigit()),
+    ]
+    if images:
+        for d in [*(out / "images" / split for split in SPLITS), out / "decorrelated" / "images"]:
+            candidates += d.glob("mini_*.png")
+    for p in candidates:
+        if p.resolve() not in keep:
+            p.unlink()

@@ -195,7 +195,7 @@ def object_mask(o: Obj, width: int, height: int) -> tuple[np.ndarray, tuple[int,
     y1 = min(height, math.ceil(o.cy + o.sy) + 1)
     xs = (np.arange(x0, x1, dtype=np.float64) + 0.5 - o.cx) / o.sx
     ys = (np.arange(y0, y1, dtype=np.float64) + 0.5 - o.cy) / o.sy
-    u, v = np.meshgrid(xs, ys)
+    u, v = np.meshgrid(xs, ys, copy=False)
     return unit_mask(o.cls, o.variant, u, v), (x0, y0)
 
 
@@ -225,6 +225,34 @@ def render_background(bg: Background, width: int, height: int) -> np.ndarray:
     return np.clip(img, 0, 255).astype(np.uint8)
 
 
+def label_map(
+    objects: Sequence[Obj], width: int, height: int, skip: Iterable[int] = ()
+) -> tuple[np.ndarray, list[int]]:
+    """Label map (H, W) int16: the index of the object whose pixel it is (later objects are drawn
+    over earlier ones), or -1 for background; and each object's full pixel count (0 if skipped)."""
+    skipped = set(skip)
+    labels = np.full((height, width), -1, dtype=np.int16)
+    full: list[int] = []
+    for i, o in enumerate(objects):
+        if i in skipped:
+            full.append(0)
+            continue
+        m, (x0, y0) = object_mask(o, width, height)
+        h, w = m.shape
+        labels[y0 : y0 + h, x0 : x0 + w][m] = i
+        full.append(int(m.sum()))
+    return labels, full
+
+
+def paint(background: Background, objects: Sequence[Obj], labels: np.ndarray) -> np.ndarray:
+    """The RGB image (H, W, 3) uint8 of a label map."""
+    height, width = labels.shape
+    img = render_background(background, width, height)
+    palette = np.array([OBJECT_COLOURS[o.colour] for o in objects] + [(0, 0, 0)], dtype=np.uint8)
+    # Label -1 indexes the last palette row, which np.where never selects.
+    return np.where((labels >= 0)[..., None], palette[labels], img)
+
+
 def render(
     background: Background,
     objects: Sequence[Obj],
@@ -232,19 +260,10 @@ def render(
     height: int,
     skip: Iterable[int] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
-    """RGB image (H, W, 3) uint8 and label map (H, W) int16: the index of the object whose pixel
-    it is, or -1 for background. Objects whose index is in `skip` are not drawn at all."""
-    skipped = set(skip)
-    img = render_background(background, width, height).copy()
-    labels = np.full((height, width), -1, dtype=np.int16)
-    for i, o in enumerate(objects):
-        if i in skipped:
-            continue
-        m, (x0, y0) = object_mask(o, width, height)
-        h, w = m.shape
-        img[y0 : y0 + h, x0 : x0 + w][m] = OBJECT_COLOURS[o.colour]
-        labels[y0 : y0 + h, x0 : x0 + w][m] = i
-    return img, labels
+    """RGB image (H, W, 3) uint8 and label map (H, W) int16 (see `label_map`). Objects whose index
+    is in `skip` are not drawn at all: the exact image of the scene without them."""
+    labels, _ = label_map(objects, width, height, skip)
+    return paint(background, objects, labels), labels
 
 
 def render_scene(scene: Scene, skip: Iterable[int] = ()) -> np.ndarray:
@@ -388,16 +407,15 @@ def sample_scene(
             placed.append(o)
         if len(placed) < n:
             continue
-        _, labels = render(background, placed, cfg.width, cfg.height)
+        labels, full = label_map(placed, cfg.width, cfg.height)
         boxes: list[tuple[int, int, int, int]] = []
         areas: list[int] = []
         ok = True
-        for i, o in enumerate(placed):
-            full, _ = object_mask(o, cfg.width, cfg.height)
+        for i in range(len(placed)):
             visible = labels == i
             area = int(visible.sum())
             box = tight_box(visible)
-            if box is None or area < cfg.min_visible * int(full.sum()):
+            if box is None or area < cfg.min_visible * full[i]:
                 ok = False
                 break
             boxes.append(box)
