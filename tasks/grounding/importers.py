@@ -94,7 +94,9 @@ def from_mdetr(records: Any, gt: GroundTruth, issues: IssueList | None = None) -
                        "drop scores, or align them with boxes")
             scores = None
         target = out.setdefault(image, {}).setdefault(sentence, {})
-        for j, (first_word, row) in enumerate(phrases.items()):
+        # Sentence order = increasing first word index (the GT file's keys are sorted as text).
+        ordered = sorted(phrases.items(), key=lambda kv: int(kv[0]))
+        for j, (first_word, row) in enumerate(ordered):
             entry: dict[str, Any] = {"boxes": boxes[j], "phrase_id": gt.chain_ids[gt.p_chain[row]]}
             if scores is not None:
                 entry["scores"] = scores[j]

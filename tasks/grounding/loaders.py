@@ -179,8 +179,28 @@ def build_ground_truth(tree: Path, split: str, split_file: Path | None = None) -
                     ungradable["image"].append(ii)
                     ungradable["sentence"].append(si)
                     ungradable["first_word"].append(phrase.first_word_index)
+    # Derived indexes, stored so that loading needs no Python loop over phrases.
+    lookup: dict[str, dict[str, dict[str, int]]] = {i: {} for i in image_ids}
+    for row, (ii, si, fw) in enumerate(
+        zip(phrases["image"], phrases["sentence"], phrases["first_word"], strict=True)
+    ):
+        lookup[image_ids[ii]].setdefault(str(si), {})[str(fw)] = row
+    ungradable_index: dict[str, dict[str, list[str]]] = {i: {} for i in image_ids}
+    for ii, si, fw in zip(ungradable["image"], ungradable["sentence"], ungradable["first_word"],
+                          strict=True):
+        ungradable_index[image_ids[ii]].setdefault(str(si), []).append(str(fw))
+    phrases["type_mask"] = [
+        sum(1 << j for j, t in enumerate(TYPES) if t in types) for types in phrases["types"]
+    ]
+    phrases["id"] = [
+        f"{image_ids[ii]}/{si}/{fw}"
+        for ii, si, fw in zip(phrases["image"], phrases["sentence"], phrases["first_word"],
+                              strict=True)
+    ]
     return {
         "format": GT_FORMAT,
+        "lookup": lookup,
+        "ungradable_index": ungradable_index,
         "format_version": GT_FORMAT_VERSION,
         "split": split,
         "coordinates": "raw XML integers (1-based), as MDETR's evaluator",
@@ -226,6 +246,7 @@ class GroundTruth:
     lookup: dict[str, dict[str, dict[str, int]]]
     # image id -> sentence index string -> first word index strings of phrases without boxes
     ungradable: dict[str, dict[str, set[str]]]
+    item_ids: list[str] = field(default_factory=list)  # "image/sentence/first word" per row
     image_index: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -243,7 +264,7 @@ class GroundTruth:
 def ground_truth_from_doc(doc: dict[str, Any]) -> GroundTruth:
     if doc.get("format") != GT_FORMAT or doc.get("format_version") != GT_FORMAT_VERSION:
         raise ValueError("not a vlbench Flickr30k Entities ground-truth file (format/version)")
-    images, chains, phrases, ung = doc["images"], doc["chains"], doc["phrases"], doc["ungradable"]
+    images, chains, phrases = doc["images"], doc["chains"], doc["phrases"]
     image_ids: list[str] = images["id"]
     boxes = np.asarray(doc["boxes"], dtype=np.float64).reshape(-1, 4)
     c_start = np.asarray(chains["box_start"], dtype=np.int64)
@@ -259,21 +280,12 @@ def ground_truth_from_doc(doc: dict[str, Any]) -> GroundTruth:
     p_sentence = np.asarray(phrases["sentence"], dtype=np.int64)
     p_first = np.asarray(phrases["first_word"], dtype=np.int64)
     p_types: list[list[str]] = phrases["types"]
-    type_member = np.zeros((len(p_image), len(TYPES)), dtype=bool)
-    col = {t: j for j, t in enumerate(TYPES)}
-    for row, types in enumerate(p_types):
-        for t in types:
-            j = col.get(t)
-            if j is not None:
-                type_member[row, j] = True
-    lookup: dict[str, dict[str, dict[str, int]]] = {i: {} for i in image_ids}
-    for row, (ii, si, fw) in enumerate(
-        zip(phrases["image"], phrases["sentence"], phrases["first_word"], strict=True)
-    ):
-        lookup[image_ids[ii]].setdefault(str(si), {})[str(fw)] = row
-    ungradable: dict[str, dict[str, set[str]]] = {i: {} for i in image_ids}
-    for ii, si, fw in zip(ung["image"], ung["sentence"], ung["first_word"], strict=True):
-        ungradable[image_ids[ii]].setdefault(str(si), set()).add(str(fw))
+    masks = np.asarray(phrases["type_mask"], dtype=np.int64)
+    type_member = ((masks[:, None] >> np.arange(len(TYPES))) & 1).astype(bool)
+    ungradable = {
+        image: {s: set(words) for s, words in sentences.items()}
+        for image, sentences in doc["ungradable_index"].items()
+    }
     return GroundTruth(
         split=doc["split"],
         image_ids=image_ids,
@@ -292,8 +304,9 @@ def ground_truth_from_doc(doc: dict[str, Any]) -> GroundTruth:
         c_box_count=c_count,
         boxes=boxes,
         merged=merged,
-        lookup=lookup,
+        lookup=doc["lookup"],
         ungradable=ungradable,
+        item_ids=phrases["id"],
     )
 
 

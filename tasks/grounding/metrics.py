@@ -45,6 +45,8 @@ def box_best_iou(
     if m == 0:
         return np.zeros(0)
     counts = gt_count[pred_phrase]
+    if np.all(counts == 1):  # MERGED-BOX, or single-box chains: one pair per box
+        return pairwise_iou(pred_boxes, gt_boxes[gt_start[pred_phrase]])
     total = int(counts.sum())
     pair_start = np.cumsum(counts) - counts
     pair_pred = np.repeat(np.arange(m), counts)
@@ -53,21 +55,22 @@ def box_best_iou(
     return np.maximum.reduceat(iou, pair_start)
 
 
-def first_rank(flags: np.ndarray, pred_phrase: np.ndarray, pred_rank: np.ndarray, n: int) -> np.ndarray:
-    """Smallest rank with a True flag per phrase (NO_HIT if none); boxes grouped by phrase in
-    rank order."""
-    out = np.full(n, NO_HIT, dtype=np.int64)
-    idx = np.flatnonzero(flags)
-    if idx.size:
-        phrases, first = np.unique(pred_phrase[idx], return_index=True)
-        out[phrases] = pred_rank[idx[first]]
-    return out
+def first_rank(flags: np.ndarray, rank: np.ndarray, entry_starts: np.ndarray) -> np.ndarray:
+    """Smallest rank with a True flag in each entry (NO_HIT if none).
+
+    Boxes are stored entry after entry, each entry's boxes in rank order, and every entry listed
+    in `entry_starts` is non-empty, so a min-reduce over each contiguous segment does it (O(M)).
+    """
+    if not len(entry_starts):
+        return np.zeros(0, dtype=np.int64)
+    return np.minimum.reduceat(np.where(flags, rank, NO_HIT), entry_starts)
 
 
 def phrase_hits(
     best_iou: np.ndarray,
-    pred_phrase: np.ndarray,
-    pred_rank: np.ndarray,
+    rank: np.ndarray,
+    entry_rows: np.ndarray,
+    entry_starts: np.ndarray,
     n_phrases: int,
     iou_threshold: float = 0.5,
     ks: tuple[int, ...] = KS,
@@ -77,8 +80,10 @@ def phrase_hits(
     MDETR: hit@k iff `max(ious[:k]) >= threshold`; with a NaN among the first k the max is NaN
     and the phrase misses. A phrase without boxes misses everywhere.
     """
-    hit_rank = first_rank(best_iou >= iou_threshold, pred_phrase, pred_rank, n_phrases)
-    nan_rank = first_rank(np.isnan(best_iou), pred_phrase, pred_rank, n_phrases)
+    hit_rank = np.full(n_phrases, NO_HIT, dtype=np.int64)
+    nan_rank = np.full(n_phrases, NO_HIT, dtype=np.int64)
+    hit_rank[entry_rows] = first_rank(best_iou >= iou_threshold, rank, entry_starts)
+    nan_rank[entry_rows] = first_rank(np.isnan(best_iou), rank, entry_starts)
     out = np.empty((n_phrases, len(ks) + 1), dtype=bool)
     for j, k in enumerate(ks):
         out[:, j] = (hit_rank < k) & (nan_rank >= k)
