@@ -108,6 +108,56 @@ def write_manifest(path: Path, manifest: dict[str, Any]) -> Path:
     return path
 
 
+class CaptionIndex:
+    """Gallery caption id -> row. Ids are compared in canonical form (decimal string of a JSON
+    integer). When every gallery id is a JSON integer (Karpathy sentids), lookups go through a
+    sorted int64 array instead of a 616k-entry dict: building the dict was most of the load time."""
+
+    def __init__(self, ids: list[Any]) -> None:
+        self._ints: np.ndarray | None = None
+        if all(type(c) is int for c in ids):
+            arr = np.asarray(ids, dtype=np.int64)
+            self._order = np.argsort(arr, kind="stable")
+            self._sorted = arr[self._order]
+            if len(arr) and np.any(self._sorted[1:] == self._sorted[:-1]):
+                raise ValueError("the gallery repeats a caption id")
+            self._ints = arr
+            self._dict: dict[str, int] = {}
+        else:
+            keys = [canonical_id(c) for c in ids]
+            self._dict = dict(zip(keys, range(len(keys)), strict=True))
+            if len(self._dict) != len(keys):
+                raise ValueError("the gallery repeats a caption id")
+            self._keys = keys
+
+    def __len__(self) -> int:
+        return len(self._ints) if self._ints is not None else len(self._dict)
+
+    def ids(self) -> list[str]:
+        """Canonical ids in gallery order."""
+        return [str(c) for c in self._ints.tolist()] if self._ints is not None else list(self._keys)
+
+    def get(self, key: str) -> int | None:
+        """Row of a canonical id, or None."""
+        if self._ints is None:
+            return self._dict.get(key)
+        if not (key.isascii() and key.isdigit()) or (len(key) > 1 and key[0] == "0") or len(key) > 18:
+            return None
+        return self.lookup_ints([int(key)])[0]
+
+    def lookup_ints(self, values: Sequence[int]) -> list[int | None]:
+        assert self._ints is not None
+        v = np.asarray(values, dtype=np.int64)
+        pos = np.searchsorted(self._sorted, v).clip(0, max(len(self._sorted) - 1, 0))
+        hit = self._sorted[pos] == v if len(self._sorted) else np.zeros(len(v), dtype=bool)
+        rows = self._order[pos]
+        return [int(r) if h else None for r, h in zip(rows.tolist(), hit.tolist(), strict=True)]
+
+    @property
+    def all_int(self) -> bool:
+        return self._ints is not None
+
+
 @dataclass
 class GroundTruth:
     """The manifest in scoring form."""
@@ -120,7 +170,7 @@ class GroundTruth:
     removed: np.ndarray  # (Q, B) packed class masks
     present: np.ndarray  # (Q, B)
     n_relevant: np.ndarray  # (Q,) int64
-    caption_index: dict[str, int]
+    caption_index: CaptionIndex
     caption_masks: np.ndarray  # (N, B) packed
     raw: dict[str, Any]
 
@@ -136,7 +186,6 @@ def load_manifest(path: Path) -> GroundTruth:
     gallery = doc["gallery"]
     indptr = np.asarray(gallery["mention_indptr"], dtype=np.int64)
     flat = np.asarray(gallery["mention_classes"], dtype=np.int64)
-    ids = [canonical_id(c) for c in gallery["caption_ids"]]
     return GroundTruth(
         classes=classes,
         groups=list(doc.get("groups", [])),
@@ -146,7 +195,7 @@ def load_manifest(path: Path) -> GroundTruth:
         removed=pack_classes([[index[c] for c in q["removed_classes"]] for q in queries], n),
         present=pack_classes([[index[c] for c in q["present_classes"]] for q in queries], n),
         n_relevant=np.asarray([q["n_relevant"] for q in queries], dtype=np.int64),
-        caption_index=dict(zip(ids, range(len(ids)), strict=True)),
+        caption_index=CaptionIndex(gallery["caption_ids"]),
         caption_masks=pack_csr(indptr, flat, n),
         raw=doc,
     )

@@ -18,7 +18,7 @@ from harness.registry import (
     TaskType,
     prepare_target,
 )
-from tasks.decorrelated.manifest import GroundTruth, load_manifest, write_manifest
+from tasks.decorrelated.manifest import CaptionIndex, GroundTruth, load_manifest, write_manifest
 from tasks.decorrelated.metrics import KS, average_precision_at_k, relevance
 
 POPULATION = "image_to_text"
@@ -39,6 +39,33 @@ def _key(x: Any) -> str | None:
     if t is int:
         return str(x)
     return None
+
+
+def _as_int(x: Any) -> int | None:
+    """The integer a caption id denotes in canonical form (JSON int, or its decimal string)."""
+    t = type(x)
+    if t is int:
+        return x if 0 <= x < 2**63 else None
+    if t is str and x.isascii() and x.isdigit() and (len(x) == 1 or x[0] != "0") and len(x) < 19:
+        return int(x)
+    return None
+
+
+def _lookup(lists: list[list[Any]], index: CaptionIndex) -> list[list[int | None]]:
+    """Gallery rows of every listed id (None: unknown or not an id), one batched lookup."""
+    flat = [x for ranked in lists for x in ranked]
+    if index.all_int:
+        as_int = [_as_int(x) for x in flat]
+        found = iter(index.lookup_ints([v for v in as_int if v is not None]))
+        rows = [next(found) if v is not None else None for v in as_int]
+    else:
+        rows = [index.get(k) if (k := _key(x)) is not None else None for x in flat]
+    out: list[list[int | None]] = []
+    start = 0
+    for ranked in lists:
+        out.append(rows[start : start + len(ranked)])
+        start += len(ranked)
+    return out
 
 
 class DecorrelatedRetrievalTask(TaskType):
@@ -81,6 +108,8 @@ class DecorrelatedRetrievalTask(TaskType):
                     "keys are the query ids of the benchmark's manifest (queries[].id)",
                 )
         ranks = np.zeros((len(gt.query_ids), K), dtype=np.int64)
+        lists = {qid: v for qid in gt.query_ids if isinstance(v := section.get(qid), list)}
+        rows = dict(zip(lists, _lookup(list(lists.values()), gt.caption_index), strict=True))
         for row, qid in enumerate(gt.query_ids):
             ranked = section.get(qid)
             if ranked is None:
@@ -95,7 +124,7 @@ class DecorrelatedRetrievalTask(TaskType):
             if not isinstance(ranked, list):
                 ok = False
                 continue
-            indices = self._indices(qid, ranked, gt.caption_index, issues)
+            indices = self._indices(qid, ranked, rows[qid], issues)
             if indices is None:
                 ok = False
                 continue
@@ -112,16 +141,19 @@ class DecorrelatedRetrievalTask(TaskType):
         return ranks if ok else None
 
     @staticmethod
-    def _indices(
-        qid: str, ranked: list[Any], lookup: Mapping[str, int], issues: IssueList
-    ) -> list[int] | None:
-        keys = [_key(x) for x in ranked]
-        bad = False
-        indices: list[int] = []
-        for pos, (x, key) in enumerate(zip(ranked, keys, strict=True)):
-            if key is None:
-                bad = True
-                if type(x) is float and x.is_integer():
+    def _indices(qid: str, ranked: list[Any], rows: list[int | None], issues: IssueList) -> list[int] | None:
+        if None in rows:
+            for pos, (x, i) in enumerate(zip(ranked, rows, strict=True)):
+                if i is not None:
+                    continue
+                if _key(x) is not None:
+                    issues.add(
+                        "unknown_id",
+                        pointer("predictions", POPULATION, qid, pos),
+                        f"{_short(x)} is not a caption id of the gallery (train+val+test captions)",
+                        "rank caption ids (Karpathy sentids) of the benchmark's gallery",
+                    )
+                elif type(x) is float and x.is_integer():
                     # JSON Schema counts 12.0 as an integer; ids are exact tokens.
                     issues.add(
                         "float_id",
@@ -129,20 +161,9 @@ class DecorrelatedRetrievalTask(TaskType):
                         f"{_short(x)} is a number with a decimal point; ids are integers or strings",
                         f"write {int(x)} (or \"{int(x)}\")",
                     )
-                continue
-            i = lookup.get(key)
-            if i is None:
-                bad = True
-                issues.add(
-                    "unknown_id",
-                    pointer("predictions", POPULATION, qid, pos),
-                    f"{_short(x)} is not a caption id of the gallery (train+val+test captions)",
-                    "rank caption ids (Karpathy sentids) of the benchmark's gallery",
-                )
-                continue
-            indices.append(i)
-        if bad:
+                # other types (null, bool, objects) are reported by the schema layer
             return None
+        indices: list[int] = rows  # type: ignore[assignment]
         if len(set(indices)) != len(indices):
             seen: set[int] = set()
             for pos, i in enumerate(indices):
@@ -198,7 +219,7 @@ class DecorrelatedRetrievalTask(TaskType):
         """Each query ranks 10 gallery captions drawn uniformly without replacement."""
         gt = ground_truth
         rng = np.random.default_rng(seed)
-        ids = list(gt.caption_index)
+        ids = gt.caption_index.ids()
         return {
             POPULATION: {
                 qid: [ids[i] for i in rng.choice(len(ids), size=K, replace=False)] for qid in gt.query_ids

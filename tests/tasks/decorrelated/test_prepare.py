@@ -113,7 +113,7 @@ def test_prepare_coco(tmp_path: Path) -> None:
     # Image 1: both single removals are accepted; the sha256 rule picks one of the two.
     assert queries[1]["removed_classes"] in (["dog"], ["person"])
     gt = load_manifest(path)
-    assert gt.caption_index["7"] == 7
+    assert gt.caption_index.get("7") == 7 and gt.caption_index.get("07") is None
 
 
 def test_choose_is_deterministic_and_uses_every_candidate() -> None:

@@ -227,3 +227,27 @@ def test_scoring_core_does_not_import_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_ids_compare_in_canonical_form(gt_dir: Path) -> None:
+    gt = load_manifest(gt_dir / "test-decorrelated" / "manifest.json")
+    lists = {"q1": ranked(100), "q2": [str(c) for c in ranked(100)], "q3": ["0100", *ranked(100)[1:]]}
+    issues = IssueList()
+    assert TASK.check({"image_to_text": lists}, gt, bench(), issues) is None
+    assert [(i.code, i.pointer) for i in issues] == [("unknown_id", "/predictions/image_to_text/q3/0")]
+
+
+def test_string_caption_ids(tmp_path: Path) -> None:
+    matcher = MentionMatcher(CLASSES, WORDS)
+    texts = {f"c{i}": t for i, t in enumerate(CAPTIONS.values())}
+    gallery = Gallery(list(texts), [matcher.mentions(t) for t in texts.values()])
+    doc = build_manifest("s", CLASSES, Q[:1], gallery, {})
+    gt = load_manifest(write_manifest(tmp_path / "m.json", doc))
+    issues = IssueList()
+    order = ["c0", "c1", "c4", *[f"c{i}" for i in (2, 3, 5, 6, 7, 8, 9)]]  # = ranked(100, 101, 104)
+    parsed = TASK.check({"image_to_text": {"q1": order}}, gt, bench(), issues)
+    assert not issues and parsed is not None
+    assert TASK.score(parsed, gt, bench()).scores["ODmAP@5"] == pytest.approx((1 + 2 / 3) / 5)
+    issues = IssueList()
+    assert TASK.check({"image_to_text": {"q1": [0, *order[1:]]}}, gt, bench(), issues) is None
+    assert [i.code for i in issues] == ["unknown_id"]
