@@ -9,8 +9,9 @@ from __future__ import annotations
 from harness.registry import PACKAGE, DataFile
 
 SHA256: dict[str, str] = {
+    "captions/references.json": "85073e3d1fd960c4527d36c605662d3f90e037a7b799c0c988bec122634f5f09",
     "mini-decorrelated.json": "b0247951ec88b1d6703ff3ae8cf6e8a9fad4c8e2b00a95ffd15eb9a46e3699d5",
-    "mini-grounding/ground_truth.json": "d1a7ff019c11011e4ea0db77886ae6a4dddebdf1eeeff2466aac60166abc0baa",
+    "mini-grounding/ground_truth.json": "4b8868c5ae96101634230468ba7cc636f8d2a69203f9560fa83867e8f1a72ec3",
     "mini-retrieval.json": "6ec631580162e2cc55229f578dedd0203f9046646c7a7bc71748639f344108a5",
 }
 
