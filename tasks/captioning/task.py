@@ -198,12 +198,18 @@ class CaptioningTask(TaskType):
 
 
 def score_captions(captions: list[str], refs: References, warnings: list[str] | None = None,
-                   meteor: bool = True, spice: bool = True) -> TaskScores:
-    """Score candidates (aligned with `refs.ids`) against the references."""
+                   meteor: bool = True, spice: bool = True,
+                   meteor_process: MeteorProcess | None = None) -> TaskScores:
+    """Score candidates (aligned with `refs.ids`) against the references.
+
+    `meteor_process`: a started Meteor JVM to reuse (left open); by default one is started here
+    and closed at the end."""
     warnings = list(warnings or [])
     unavailable: dict[str, str] = {}
-    proc: MeteorProcess | None = None
-    if meteor:
+    proc: MeteorProcess | None = meteor_process
+    if meteor_process is not None:
+        pass
+    elif meteor:
         try:
             proc = MeteorProcess().start()  # JVM start-up overlaps tokenization and the other metrics
         except MeteorUnavailable as exc:
@@ -244,7 +250,7 @@ def score_captions(captions: list[str], refs: References, warnings: list[str] | 
             except MeteorUnavailable as exc:
                 unavailable["METEOR"] = str(exc)
     finally:
-        if proc is not None:
+        if proc is not None and meteor_process is None:
             proc.close()
 
     scores: dict[str, float | None] = {f"BLEU-{k + 1}": float(bleu[k]) for k in range(M.MAX_N)}

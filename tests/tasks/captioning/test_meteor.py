@@ -1,0 +1,79 @@
+"""METEOR: the pipelined jar run and the Python aggregation against pycocoevalcap's Meteor (1e-6),
+and the 'unavailable' path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SETS, needs_java, refs_of
+
+from tasks.captioning import metrics as M
+from tasks.captioning.meteor import MeteorProcess, score_line
+from tasks.captioning.task import score_captions
+
+pytestmark = needs_java
+
+
+@pytest.fixture(scope="module")
+def both(pyco_tokenized):
+    """One pycocoevalcap Meteor JVM and one of ours for all sets."""
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    ref = Meteor()
+    theirs = {name: ref.compute_score(gts, res) for name, (gts, res) in pyco_tokenized.items()}
+    del ref
+    with MeteorProcess() as proc:
+        ours = {
+            name: score_captions(cands, refs_of(refs), spice=False, meteor_process=proc)
+            for name, (cands, refs) in SETS.items()
+        }
+    return theirs, ours
+
+
+def _meteor_stats(scored):
+    t = scored.items["images"]
+    return t.values[:, [t.columns.index(c) for c in M.METEOR_COLUMNS]]
+
+
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_meteor_matches_pycocoevalcap(name, both):
+    theirs, ours = both
+    score, per_image = theirs[name]
+    scored = ours[name]
+    t = scored.items["images"]
+    np.testing.assert_allclose(t.values[:, t.columns.index("METEOR@image")], per_image, rtol=0, atol=1e-6)
+    assert scored.scores["METEOR"] == pytest.approx(score, abs=1e-6)
+    # the stored columns (chunks of perfect segments already left out) sum to the jar's aggregate
+    assert float(M.meteor_from_stats(_meteor_stats(scored).sum(axis=0))) == pytest.approx(score, abs=1e-6)
+
+
+def test_corpus_meteor_is_not_the_mean(both):
+    theirs, ours = both
+    score, per_image = theirs["seed004"]
+    assert score == pytest.approx(0.4645428314, abs=1e-9)
+    np.testing.assert_allclose(per_image, [0.2859817575, 1.0], atol=1e-9)
+    assert abs(np.mean(per_image) - score) > 0.1
+
+
+def test_score_line_sanitises_the_hypothesis_only():
+    # as pycocoevalcap: '|||' removed, then str.replace("  ", " ") on non-overlapping pairs
+    assert score_line("a ||| b   c", ["x ||| y", "z"]) == "SCORE ||| x ||| y ||| z ||| a b  c"
+
+
+def test_meteor_bootstrap_columns(both):
+    from tasks.captioning import TASK
+
+    s = both[1]["edge"]
+    t = s.items["images"]
+    means = {"images": {c: np.array([t.values[:, j].mean()]) for j, c in enumerate(t.columns)}}
+    assert float(TASK.metrics_from_means(None, means)["METEOR"][0]) == pytest.approx(s.scores["METEOR"], abs=1e-12)
+
+
+def test_missing_java_reports_meteor_unavailable(monkeypatch, tmp_path):
+    monkeypatch.setenv("VLBENCH_JAVA", str(tmp_path / "no-java"))
+    cands, refs = SETS["seed004"]
+    s = score_captions(cands, refs_of(refs))
+    assert s.scores["METEOR"] is None
+    assert "java" in s.extra["unavailable"]["METEOR"]
+    assert s.scores["CIDEr-D"] == pytest.approx(1.3966887781, abs=1e-10)
+    assert "meteor_0" not in s.items["images"].columns
