@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from harness.errors import IssueList, UsageError
@@ -209,6 +210,7 @@ def test_prepare_mini_with_own_table(tmp_path: Path) -> None:
     assert doc["groups"] == ["control", "partner"]
     assert [(q["id"], q["group"], q["n_relevant"]) for q in doc["queries"]] == [("m1", "partner", 1), ("m2", "control", 1)]
     assert doc["params"]["partner_pairs"] == [["star", "ring"]]
+    assert doc["queries"][0]["source_file"] == "images/test/a.png"
 
 
 def test_prepare_mini_through_the_task(tmp_path: Path) -> None:
@@ -227,3 +229,40 @@ def test_prepare_rejects_a_missing_source(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(UsageError):
         TASK.prepare(BY_ID["coco-5k-decorrelated"], str(tmp_path / "empty"), tmp_path)
+
+
+def test_prepare_on_a_generated_mini_world(tmp_path: Path) -> None:
+    mini = pytest.importorskip("harness.mini")
+    build = pytest.importorskip("harness.mini.build")
+    from harness.mini import world
+
+    src = tmp_path / "world"
+    mini.write_mini_benchmark(src, config=build.MiniConfig(n_train=60, n_val=10, n_test=80), images=False)
+    bench = BY_ID["mini-decorrelated"]
+    [path] = TASK.prepare(bench, str(src), tmp_path / "data")
+    doc = json.loads(path.read_text())
+    issues = IssueList()
+    schema_issues(doc, SCHEMA_PATH, issues)
+    assert not issues, issues.report()
+    source = json.loads((src / "decorrelated" / "queries.json").read_text())
+    assert [q["id"] for q in doc["queries"]] == [str(q["id"]) for q in source["queries"]]
+    assert set(doc["groups"]) <= {"partner", "control"} and doc["groups"]
+    # Mentions agree with the mini world's own word lookup, caption by caption.
+    dataset = json.loads((src / "dataset_mini.json").read_text())
+    raws = [s["raw"] for img in dataset["images"] for s in img["sentences"]]
+    g = doc["gallery"]
+    for i, raw in enumerate(raws):
+        own = {world.class_of_word(t) for t in raw.lower().replace(".", " ").replace(",", " ").split()} - {None}
+        got = {doc["classes"][c] for c in g["mention_classes"][g["mention_indptr"][i] : g["mention_indptr"][i + 1]]}
+        assert got == own, raw
+    # The chance floor validates; an oracle that lists correct captions first scores 1.
+    gt = TASK.load_ground_truth(bench, GroundTruthFiles({"manifest": path}, {}))
+    floor = TASK.random_predictions(gt, bench, seed=0)
+    assert TASK.check(floor, gt, bench, IssueList()) is not None
+    from tasks.decorrelated.metrics import relevance
+
+    ids = gt.caption_index.ids()
+    ok = relevance(np.broadcast_to(gt.caption_masks, (len(gt.query_ids), *gt.caption_masks.shape)), gt.removed, gt.present)
+    oracle = {q: [ids[i] for i in np.argsort(~ok[j], kind="stable")[:10]] for j, q in enumerate(gt.query_ids)}
+    scores = TASK.score(TASK.check({"image_to_text": oracle}, gt, bench, IssueList()), gt, bench).scores
+    assert scores["ODmAP@10"] == 1.0 and scores["ODmAP@1/partner"] == 1.0
