@@ -248,9 +248,15 @@ class GroundTruth:
     ungradable: dict[str, dict[str, set[str]]]
     item_ids: list[str] = field(default_factory=list)  # "image/sentence/first word" per row
     image_index: dict[str, int] = field(default_factory=dict)
+    p_chain_id: list[str] = field(default_factory=list)  # chain id string per phrase row
+    boxes_t: np.ndarray = field(default_factory=lambda: np.zeros((4, 0)))  # (4, B) for the IoU
+    merged_t: np.ndarray = field(default_factory=lambda: np.zeros((4, 0)))
 
     def __post_init__(self) -> None:
         self.image_index = {image_id: i for i, image_id in enumerate(self.image_ids)}
+        self.p_chain_id = [self.chain_ids[c] for c in self.p_chain.tolist()]
+        self.boxes_t = np.ascontiguousarray(self.boxes.T)
+        self.merged_t = np.ascontiguousarray(self.merged.T)
 
     @property
     def n_phrases(self) -> int:

@@ -17,12 +17,16 @@ NO_HIT = np.iinfo(np.int64).max
 
 
 def pairwise_iou(pred: np.ndarray, gt: np.ndarray) -> np.ndarray:
-    """IoU of matched rows: pred[i] with gt[i], both (N, 4) xyxy; torchvision's formula."""
-    area_p = (pred[:, 2] - pred[:, 0]) * (pred[:, 3] - pred[:, 1])
-    area_g = (gt[:, 2] - gt[:, 0]) * (gt[:, 3] - gt[:, 1])
-    w = (np.minimum(pred[:, 2], gt[:, 2]) - np.maximum(pred[:, 0], gt[:, 0])).clip(min=0)
-    h = (np.minimum(pred[:, 3], gt[:, 3]) - np.maximum(pred[:, 1], gt[:, 1])).clip(min=0)
-    inter = w * h
+    """IoU of matched columns: pred[:, i] with gt[:, i], both (4, N) rows x1, y1, x2, y2.
+
+    Coordinate-major layout keeps every operand contiguous. torchvision's formula, same order of
+    float operations as MDETR's numpy port.
+    """
+    area_p = (pred[2] - pred[0]) * (pred[3] - pred[1])
+    area_g = (gt[2] - gt[0]) * (gt[3] - gt[1])
+    w = np.minimum(pred[2], gt[2]) - np.maximum(pred[0], gt[0])
+    h = np.minimum(pred[3], gt[3]) - np.maximum(pred[1], gt[1])
+    inter = np.maximum(w, 0.0) * np.maximum(h, 0.0)  # clip(min=0)
     union = area_p + area_g - inter
     with np.errstate(divide="ignore", invalid="ignore"):
         return inter / union
@@ -37,21 +41,22 @@ def box_best_iou(
 ) -> np.ndarray:
     """For each predicted box, the max IoU over its phrase's GT boxes, shape (M,).
 
-    `pred_phrase[m]` is the phrase row of predicted box m; phrase p's GT boxes are
+    Boxes are coordinate-major, (4, M) and (4, G). `pred_phrase[m]` is the phrase row of
+    predicted box m; phrase p's GT boxes are
     `gt_boxes[gt_start[p] : gt_start[p] + gt_count[p]]` (gt_count >= 1). A NaN IoU propagates
     into the max, as `ndarray.max` does in MDETR.
     """
-    m = len(pred_boxes)
+    m = pred_boxes.shape[1]
     if m == 0:
         return np.zeros(0)
     counts = gt_count[pred_phrase]
     if np.all(counts == 1):  # MERGED-BOX, or single-box chains: one pair per box
-        return pairwise_iou(pred_boxes, gt_boxes[gt_start[pred_phrase]])
+        return pairwise_iou(pred_boxes, gt_boxes[:, gt_start[pred_phrase]])
     total = int(counts.sum())
     pair_start = np.cumsum(counts) - counts
     pair_pred = np.repeat(np.arange(m), counts)
     pair_gt = np.repeat(gt_start[pred_phrase] - pair_start, counts) + np.arange(total)
-    iou = pairwise_iou(pred_boxes[pair_pred], gt_boxes[pair_gt])
+    iou = pairwise_iou(pred_boxes[:, pair_pred], gt_boxes[:, pair_gt])
     return np.maximum.reduceat(iou, pair_start)
 
 

@@ -91,25 +91,45 @@ class MdetrStyleEvaluator:
 
     def evaluate(
         self, predictions: list[dict[str, Any]], topk: tuple[int, ...] = (1, 5, 10, -1),
-        iou_thresh: float = 0.5,
+        iou_thresh: float = 0.5, all_ids_as_list: bool = True,
     ) -> dict[int, dict[str, float]]:
+        """MDETR's loop over prediction records. `all_ids_as_list` keeps MDETR's list of
+        "image_sentence" ids, whose membership test scans the list; False uses a set."""
         positives: dict[int, dict[str, int]] = {k: defaultdict(int) for k in topk}
         totals: dict[int, dict[str, int]] = {k: defaultdict(int) for k in topk}
-        by_sentence = {(str(p["image_id"]), int(p["sentence_id"])): p["boxes"] for p in predictions}
-        for img, sentences in self.sentences.items():
-            for sid, phrases in enumerate(sentences):
-                if phrases is None:
-                    continue
-                pred = by_sentence.get((img, sid))
-                for i, phrase in enumerate(phrases):
-                    cur = pred[i] if pred is not None and i < len(pred) else []
-                    target = self.boxes[img][phrase["phrase_id"]]
-                    ious = box_iou(np.asarray(cur, dtype=np.float64).reshape(-1, 4),
-                                   np.asarray(target))
+        all_ids = [
+            f"{img}_{sid}" for img, sents in self.sentences.items()
+            for sid, phrases in enumerate(sents) if phrases is not None
+        ]
+        known = all_ids if all_ids_as_list else set(all_ids)
+        evaluated: set[str] = set()
+
+        def tally(phrase: dict[str, Any], hit: bool, k: int) -> None:
+            for cat in ["all", *phrase["phrase_type"]]:
+                totals[k][cat] += 1
+                positives[k][cat] += int(hit)
+
+        for pred in predictions:
+            cur_id = f"{pred['image_id']}_{pred['sentence_id']}"
+            if cur_id in evaluated or cur_id not in known:
+                continue  # MDETR: duplicate (first kept) or sentence without gradable phrase
+            evaluated.add(cur_id)
+            img = str(pred["image_id"])
+            phrases = self.sentences[img][int(pred["sentence_id"])]
+            if len(pred["boxes"]) != len(phrases):
+                raise RuntimeError(f"wrong number of phrases for {cur_id}")
+            for cur, phrase in zip(pred["boxes"], phrases, strict=True):
+                target = self.boxes[img][phrase["phrase_id"]]
+                ious = box_iou(np.asarray(cur, dtype=np.float64).reshape(-1, 4),
+                               np.asarray(target))
+                for k in topk:
+                    sub = ious if k == -1 else ious[:k]
+                    tally(phrase, bool(sub.size) and sub.max() >= iou_thresh, k)
+        # Deviation from MDETR (which raises): phrases of missing sentences count as misses.
+        for cur_id in all_ids:
+            if cur_id not in evaluated:
+                img, sid = cur_id.rsplit("_", 1)
+                for phrase in self.sentences[img][int(sid)] or []:
                     for k in topk:
-                        sub = ious if k == -1 else ious[:k]
-                        hit = sub.size > 0 and sub.max() >= iou_thresh
-                        for cat in ["all", *phrase["phrase_type"]]:
-                            totals[k][cat] += 1
-                            positives[k][cat] += int(hit)
+                        tally(phrase, False, k)
         return {k: {c: positives[k][c] / totals[k][c] for c in totals[k]} for k in topk}

@@ -27,7 +27,7 @@ def test_pairwise_iou_is_bit_identical_to_the_matrix_form():
     b[:, 2:] = np.maximum(b[:, 2:], b[:, :2] + 1)
     matrix = box_iou(a, b)
     ii, jj = np.meshgrid(np.arange(200), np.arange(200), indexing="ij")
-    flat = pairwise_iou(a[ii.ravel()], b[jj.ravel()]).reshape(200, 200)
+    flat = pairwise_iou(a[ii.ravel()].T, b[jj.ravel()].T).reshape(200, 200)
     assert np.array_equal(matrix, flat)
 
 
@@ -35,7 +35,7 @@ def test_box_best_iou_groups_pairs_by_phrase():
     gt = np.array([[0, 0, 10, 10], [20, 20, 30, 30], [0, 0, 5, 5]], dtype=float)
     pred = np.array([[20, 20, 30, 30], [0, 0, 5, 5], [0, 0, 10, 10]], dtype=float)
     # phrase 0 -> gt[0:2], phrase 1 -> gt[2:3]
-    best = box_best_iou(pred, np.array([0, 0, 1]), gt, np.array([0, 2]), np.array([2, 1]))
+    best = box_best_iou(pred.T, np.array([0, 0, 1]), gt.T, np.array([0, 2]), np.array([2, 1]))
     np.testing.assert_array_equal(best, [1.0, 0.25, 0.25])
 
 
