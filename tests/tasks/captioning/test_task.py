@@ -1,0 +1,192 @@
+"""The captioning task: reference formats, validation issues, CLI with --references, prepare,
+the chance floor, SPICE detection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.errors import InvalidSubmission, UsageError
+from harness.registry import registry
+from harness.submission import validate_document
+from tasks.captioning import TASK
+from tasks.captioning import prepare as prep
+from tasks.captioning.loaders import load_references
+from tasks.captioning.spice import CORENLP_JARS, spice_status
+from tasks.captioning.task import MAX_CAPTION_CHARS
+
+IMAGES = {391895: ["A man riding a bike.", "A person on a bicycle."], 522418: ["A woman cutting a cake."],
+          184613: ["A boy with cows.", "Kids and cattle", "Cows in a field."]}
+
+
+def coco_captions_doc(images=IMAGES) -> dict:
+    anns, k = [], 0
+    for iid, caps in images.items():
+        for c in caps:
+            k += 1
+            anns.append({"id": k, "image_id": iid, "caption": c})
+    return {"images": [{"id": i, "file_name": f"COCO_val2014_{i:012d}.jpg"} for i in images], "annotations": anns}
+
+
+def karpathy_doc(images=IMAGES, splits=("test", "test", "val")) -> dict:
+    return {"images": [
+        {"cocoid": iid, "filename": f"COCO_val2014_{iid:012d}.jpg", "split": s, "imgid": n,
+         "sentences": [{"raw": c, "tokens": c.lower().split()} for c in caps]}
+        for n, ((iid, caps), s) in enumerate(zip(images.items(), splits, strict=True))
+    ]}
+
+
+@pytest.fixture
+def refs_file(tmp_path) -> Path:
+    p = tmp_path / "captions_val2014.json"
+    p.write_text(json.dumps(coco_captions_doc()))
+    return p
+
+
+def _validate(preds, refs_file):
+    return validate_document(preds, benchmark_override=TASK.references_benchmark(refs_file))
+
+
+def test_reference_formats_agree(tmp_path, refs_file):
+    coco = load_references(refs_file)
+    assert coco.ids == list(IMAGES) and coco.captions == list(IMAGES.values())
+    k = tmp_path / "dataset_coco.json"
+    k.write_text(json.dumps(karpathy_doc()))
+    kar = load_references(k)
+    assert kar.ids == [391895, 522418] and kar.captions == coco.captions[:2]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"foo": 1}))
+    with pytest.raises(UsageError, match="not a COCO captions"):
+        load_references(bad)
+
+
+def test_valid_bare_list_and_empty_caption_warning(refs_file):
+    preds = [{"image_id": i, "caption": c[0]} for i, c in IMAGES.items()]
+    preds[1]["caption"] = ""
+    sub = _validate(preds, refs_file)
+    assert sub.bare and sub.parsed.captions[1] == ""
+    assert "empty caption" in sub.parsed.warnings[0] and "/predictions/1/caption" in sub.parsed.warnings[0]
+
+
+def test_every_problem_is_listed(refs_file):
+    preds = [
+        {"image_id": 391895, "caption": "a bike"},
+        {"image_id": 391895, "caption": "again"},
+        {"image_id": "522418", "caption": "string id"},
+        {"image_id": 7, "caption": "unknown"},
+        {"image_id": 184613, "caption": 42},
+        {"image_id": 184613, "caption": "x" * (MAX_CAPTION_CHARS + 1)},
+        {"caption": "no id"},
+    ]
+    with pytest.raises(InvalidSubmission) as info:
+        _validate(preds, refs_file)
+    got = {(i.code, i.pointer) for i in info.value.issues}
+    assert ("duplicate_image", "/predictions/1/image_id") in got
+    assert ("unknown_image", "/predictions/2/image_id") in got
+    assert ("unknown_image", "/predictions/3/image_id") in got
+    assert ("schema.type", "/predictions/4/caption") in got
+    assert ("duplicate_image", "/predictions/5/image_id") in got
+    assert ("missing_images", "/predictions") in got
+    assert any(c == "schema.required" for c, _ in got)
+    hint = next(i.hint for i in info.value.issues if i.pointer == "/predictions/2/image_id")
+    assert "write 522418" in hint
+
+
+def test_too_long_caption_and_capped_missing_list(tmp_path):
+    images = {i: [f"caption {i}"] for i in range(100)}
+    p = tmp_path / "refs.json"
+    p.write_text(json.dumps(coco_captions_doc(images)))
+    with pytest.raises(InvalidSubmission) as info:
+        _validate([{"image_id": 0, "caption": "y" * (MAX_CAPTION_CHARS + 1)}], p)
+    by_code = {i.code: i for i in info.value.issues}
+    assert by_code["caption_too_long"].pointer == "/predictions/0/caption"
+    assert "99 of 100 images" in by_code["missing_images"].message and "and 79 more" in by_code["missing_images"].message
+
+
+def test_cli_score_with_references(tmp_path, refs_file, capsys, monkeypatch):
+    monkeypatch.setenv("VLBENCH_JAVA", str(tmp_path / "no-java"))  # fast: METEOR reported unavailable
+    preds = tmp_path / "captions_results.json"
+    preds.write_text(json.dumps([{"image_id": i, "caption": c[0]} for i, c in IMAGES.items()]))
+    out = tmp_path / "result.json"
+    assert main(["score", str(preds), "--references", str(refs_file), "--bootstrap", "50", "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "CIDEr-D" in printed.out and "METEOR unavailable" in printed.err
+    rec = json.loads(out.read_text())
+    assert set(rec["scores"]) == {"BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "ROUGE-L", "CIDEr-D", "CIDEr"}
+    assert rec["scores"]["METEOR"] is None and "SPICE" in rec["extra"]["unavailable"]
+    assert rec["scores"]["ROUGE-L"] == pytest.approx(1.0)
+    assert (tmp_path / rec["per_item"]).exists()
+
+
+def test_prepare_coco_karpathy_from_folder(tmp_path):
+    src = tmp_path / "coco"
+    src.mkdir()
+    (src / "captions_val2014.json").write_text(json.dumps(coco_captions_doc()))
+    (src / "dataset_coco.json").write_text(json.dumps(karpathy_doc()))
+    b = registry().benchmark("coco-karpathy-test")
+    [written] = TASK.prepare(b, str(src), tmp_path / "data")
+    assert written == tmp_path / "data" / "coco-karpathy-test" / "references.json"
+    refs = load_references(written)
+    assert refs.ids == [391895, 522418]  # the Karpathy test images, sorted
+    assert refs.captions == [IMAGES[391895], IMAGES[522418]]
+    again = TASK.prepare(b, str(src), tmp_path / "data2")[0]
+    assert again.read_bytes() == written.read_bytes()
+
+
+def test_prepare_from_hub_ids(tmp_path, monkeypatch):
+    b = registry().benchmark("coco-karpathy-test")
+    folder = tmp_path / "snap"
+    folder.mkdir()
+    (folder / "dataset_coco.json").write_text(json.dumps(karpathy_doc()))
+    monkeypatch.setattr(prep, "_hub_snapshot", lambda repo: folder)
+    refs = load_references(TASK.prepare(b, "someone/coco-karpathy", tmp_path / "a")[0])
+    assert refs.ids == [391895, 522418]
+
+    def no_json(repo):
+        raise FileNotFoundError("no json files")
+
+    rows = [{"cocoid": 1, "sentences": ["a cat", "the cat"], "split": "test"},
+            {"cocoid": 2, "sentences": [{"raw": "a dog"}], "split": "test"}]
+    monkeypatch.setattr(prep, "_hub_snapshot", no_json)
+    monkeypatch.setattr(prep, "_hub_rows", lambda repo, split="test": rows)
+    refs = load_references(TASK.prepare(b, "yerevann/coco-karpathy", tmp_path / "b")[0])
+    assert refs.ids == [1, 2] and refs.captions == [["a cat", "the cat"], ["a dog"]]
+
+
+def test_prepare_mini_and_random_floor(tmp_path):
+    from harness.mini import write_mini_benchmark
+    from harness.registry import GroundTruthFiles
+
+    world = tmp_path / "world"
+    write_mini_benchmark(world, seed=0, images=False)
+    b = registry().benchmark("mini-captions")
+    [written] = TASK.prepare(b, str(world), tmp_path / "data")
+    assert written == tmp_path / "data" / "mini-captions" / "captions" / "references.json"
+    refs = TASK.load_ground_truth(b, GroundTruthFiles({"references": written}, {"references": ""}))
+    coco = json.loads((world / "annotations" / "captions_test.json").read_text())
+    assert refs.n_images == len(coco["images"])
+    floor = TASK.random_predictions(refs, b, seed=0)
+    assert floor == TASK.random_predictions(refs, b, seed=0)
+    own = {i: set(c) for i, c in zip(refs.ids, refs.captions, strict=True)}
+    assert all(p["caption"] not in own[p["image_id"]] for p in floor[:50])
+    sub = validate_document(floor, benchmark_override=TASK.references_benchmark(written))
+    assert len(sub.parsed.captions) == refs.n_images
+
+
+def test_spice_is_detected_not_faked(tmp_path, monkeypatch):
+    jar, reason = spice_status()
+    if jar is None:
+        assert "stanford-corenlp-3.6.0" in reason or "java" in reason
+    fake = tmp_path / "spice"
+    (fake / "lib").mkdir(parents=True)
+    (fake / "spice-1.0.jar").write_bytes(b"PK")
+    monkeypatch.setenv("VLBENCH_SPICE_JAR", str(fake / "spice-1.0.jar"))
+    jar, reason = spice_status()
+    assert jar is None and "stanford-corenlp-3.6.0.jar" in reason
+    for name in CORENLP_JARS:
+        (fake / "lib" / name).write_bytes(b"PK")
+    jar, reason = spice_status()
+    assert jar == fake / "spice-1.0.jar" and reason == ""
