@@ -266,3 +266,23 @@ def test_prepare_on_a_generated_mini_world(tmp_path: Path) -> None:
     oracle = {q: [ids[i] for i in np.argsort(~ok[j], kind="stable")[:10]] for j, q in enumerate(gt.query_ids)}
     scores = TASK.score(TASK.check({"image_to_text": oracle}, gt, bench, IssueList()), gt, bench).scores
     assert scores["ODmAP@10"] == 1.0 and scores["ODmAP@1/partner"] == 1.0
+
+
+def test_cli_prepare_then_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    coco_fixture(tmp_path / "src")
+    data = tmp_path / "data"
+    assert main(["data", "prepare", "coco-5k-decorrelated", "--source", str(tmp_path / "src"), "--data-dir", str(data)]) == 0
+    doc = json.loads((data / "coco-5k-decorrelated" / "manifest.json").read_text())
+    queries = [q["id"] for q in doc["queries"]]
+    # The fixture gallery has 8 captions (ids 0..7), so no list can reach 10: the CLI reports
+    # list_too_short for each query and exits 1.
+    sub = {"vlbench": 1, "benchmark": "coco-5k-decorrelated", "task": "decorrelated_retrieval",
+           "meta": {"method": "test"}, "predictions": {"image_to_text": {q: list(range(8)) for q in queries}}}  # fmt: skip
+    path = tmp_path / "sub.json"
+    path.write_text(json.dumps(sub))
+    capsys.readouterr()
+    assert main(["validate", str(path), "--data-dir", str(data)]) == 1
+    out = capsys.readouterr()
+    assert out.err.count("[list_too_short]") == len(queries) == 2
