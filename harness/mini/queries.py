@@ -4,7 +4,7 @@ Candidate removals of each test image come from `tasks.decorrelated.removal` (th
 rules, shared with the decorrelated task). A removal is a **partner** removal when a removed class
 is the shortcut partner of a class that stays: a model that learned "star implies ring" is drawn
 to captions naming the removed ring. A **control** is a removal that takes away no partner of a
-remaining class. Each partner removal is matched to one control (from another test image) whose
+remaining class. Each partner removal is matched to one unused control of the test split whose
 remaining classes are exactly the same, so the two groups differ only in what was removed; only
 matched pairs are used, so the groups have equal size and the same remaining-class mix.
 """
