@@ -226,14 +226,13 @@ def prepare_mini(benchmark_id: str, source: Path, matcher: MentionMatcher | None
         raise UsageError(f"{source}/decorrelated/queries.json: not a vlbench-mini-removals file")
     dataset = json.loads(_find(source, "dataset_mini.json").read_text())
     matcher = matcher or mini_matcher()
-    # The mini world keeps its images under images/<split>/<file name> (Karpathy filepath = split).
-    where = {img["cocoid"]: f"images/{img['filepath']}/{img['filename']}" for img in dataset["images"]}
     queries = [
         Query(
             id=str(q["id"]),
             source_image_id=q["source_image_id"],
             file_name=q["file_name"],
-            source_file=where.get(q["source_image_id"], ""),
+            # Mini queries are exact re-renders shipped as images; no fill reads a source file.
+            source_file=q.get("source_file", ""),
             removed_classes=tuple(q["removed_classes"]),
             present_classes=tuple(q["present_classes"]),
             removed_boxes=tuple(tuple(b) for b in q["removed_boxes"]),

@@ -210,7 +210,6 @@ def test_prepare_mini_with_own_table(tmp_path: Path) -> None:
     assert doc["groups"] == ["control", "partner"]
     assert [(q["id"], q["group"], q["n_relevant"]) for q in doc["queries"]] == [("m1", "partner", 1), ("m2", "control", 1)]
     assert doc["params"]["partner_pairs"] == [["star", "ring"]]
-    assert doc["queries"][0]["source_file"] == "images/test/a.png"
 
 
 def test_prepare_mini_through_the_task(tmp_path: Path) -> None:
