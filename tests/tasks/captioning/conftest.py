@@ -47,6 +47,7 @@ EDGE_CANDS = [
     "Two giraffes standing next to each other in a field",
     "Mr. Smith cannot believe it's 5:30 p.m. in St. Louis Inc.",
     "smile :) :-( ;) #1 e-mail child/baby 20-year-old dogs' toys",
+    " ".join(["a man and a dog walk on the beach near the water"] * 8),  # 96 tokens
 ]
 EDGE_REFS = [
     ["A dog sitting on a couch.", "a brown dog on a sofa"],
@@ -59,6 +60,7 @@ EDGE_REFS = [
     [f"Two giraffes number {k} standing in a grassy field." for k in range(8)],  # 8 references
     ["Mr. Smith is in St. Louis at 5:30 p.m.", "A man named Smith can't believe it."],
     ["A smiling child with a toy :)"],  # 1 reference
+    [" ".join(["a dog and a man walk along the beach by water"] * 7), "A man and his dog."],  # 70 tokens
 ]
 
 

@@ -58,6 +58,15 @@ def test_fast_path_equals_jar(corpus):
     assert checked > 400  # the fast path is exercised, not bypassed
 
 
+def test_bulk_fast_path_equals_single(corpus):
+    from tasks.captioning.ptb import fast_tokenize_many
+
+    caps, _ = corpus
+    rng = random.Random(11)
+    more = caps + [realistic_caption(rng) for _ in range(2000)] + ["Mr.", "a dog .", "I cannot.", "A.", "x\ry."]
+    assert fast_tokenize_many(more) == [fast_tokenize(c) for c in more]
+
+
 def test_fast_path_covers_realistic_captions():
     rng = random.Random(3)
     caps = [realistic_caption(rng) for _ in range(1000)]
