@@ -50,14 +50,22 @@ def box_best_iou(
     if m == 0:
         return np.zeros(0)
     counts = gt_count[pred_phrase]
-    if np.all(counts == 1):  # MERGED-BOX, or single-box chains: one pair per box
-        return pairwise_iou(pred_boxes, gt_boxes[:, gt_start[pred_phrase]])
+    first_gt = gt_start[pred_phrase]
+    single = counts == 1
+    if single.all():  # MERGED-BOX, or only single-box chains: one pair per box
+        return pairwise_iou(pred_boxes, gt_boxes[:, first_gt])
+    out = np.empty(m)
+    one = np.flatnonzero(single)
+    out[one] = pairwise_iou(pred_boxes[:, one], gt_boxes[:, first_gt[one]])
+    many = np.flatnonzero(~single)
+    counts = counts[many]
     total = int(counts.sum())
     pair_start = np.cumsum(counts) - counts
-    pair_pred = np.repeat(np.arange(m), counts)
-    pair_gt = np.repeat(gt_start[pred_phrase] - pair_start, counts) + np.arange(total)
+    pair_pred = np.repeat(many, counts)
+    pair_gt = np.repeat(first_gt[many] - pair_start, counts) + np.arange(total)
     iou = pairwise_iou(pred_boxes[:, pair_pred], gt_boxes[:, pair_gt])
-    return np.maximum.reduceat(iou, pair_start)
+    out[many] = np.maximum.reduceat(iou, pair_start)
+    return out
 
 
 def first_rank(flags: np.ndarray, rank: np.ndarray, entry_starts: np.ndarray) -> np.ndarray:

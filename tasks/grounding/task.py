@@ -6,6 +6,7 @@ import math
 import re
 import shutil
 import zipfile
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain
@@ -24,7 +25,7 @@ from tasks.grounding.loaders import (
     load_ground_truth_file,
     write_ground_truth,
 )
-from tasks.grounding.metrics import KS, box_best_iou, phrase_hits
+from tasks.grounding.metrics import KS, box_best_iou, pairwise_iou, phrase_hits
 
 GT_FILE = "ground_truth.json"
 POPULATION = "phrases"
@@ -54,9 +55,37 @@ def _numbers_ok(values: Any) -> bool:
     return set(map(type, values)) <= _NUMBER_TYPES
 
 
-# The last document `structure_ok` accepted. `check` runs right after on the same object and can
-# then skip its own scan of every coordinate's type (the largest cost on a 500k-number file).
-_last_ok: list[Any] = [None]
+@dataclass
+class _Walk:
+    """What `structure_ok` learnt about the last document it accepted: every coordinate as one
+    float64 array and the number of boxes of each entry, in document order. `check` runs right
+    after on the same object and reuses them instead of converting 500k numbers again."""
+
+    document: Any
+    coordinates: np.ndarray  # (4 * total boxes,)
+    counts: list[int]
+
+
+_last_walk: list[_Walk | None] = [None]
+
+
+def _coordinates(all_boxes: list[list]) -> np.ndarray | None:
+    """All coordinates as float64 if every one is an int or float (not bool), else None.
+
+    `array('d', ...)` converts in C and refuses str, None and containers (numpy's fromiter would
+    parse numeric strings). It accepts bool, which JSON Schema's number does not; a bool becomes
+    0.0 or 1.0, so only those positions are looked at again. (It would also accept non-JSON
+    objects with __float__, e.g. Decimal; the JSON reader never produces them.)
+    """
+    try:
+        coords = np.frombuffer(array("d", chain.from_iterable(all_boxes)), dtype=np.float64)
+    except (TypeError, OverflowError, ValueError):
+        return None
+    suspects = np.flatnonzero((coords == 0.0) | (coords == 1.0))
+    for i, j in zip((suspects // 4).tolist(), (suspects % 4).tolist(), strict=True):
+        if type(all_boxes[i][j]) is bool:
+            return None
+    return coords
 
 
 def _is_number(v: Any) -> bool:
@@ -76,13 +105,15 @@ def _boxes_ok(boxes: Any) -> bool:
 def structure_ok(predictions: Any) -> bool:
     """Conservative mirror of predictions.schema.json: True only if the schema accepts.
 
-    Type tests use `type(x) is ...` (JSON Schema's number excludes bool) and the key regexes are
-    full matches (Python's `$` would also accept a trailing newline; rejecting more is safe).
-    Coordinate types are checked in one pass over all boxes, in C, to stay fast on big files.
+    Type tests use `type(x) is ...` (JSON Schema's number excludes bool) and keys are checked
+    as full matches (Python's `$` would also accept a trailing newline; rejecting more is safe).
+    Coordinates are checked while converting them all at once, in C (see `_coordinates`).
     """
+    _last_walk[0] = None
     if type(predictions) is not dict:
         return False
     all_boxes: list = []
+    counts: list[int] = []
     for image_key, sentences in predictions.items():
         if type(sentences) is not dict or not _digits(image_key, 20):
             return False
@@ -98,6 +129,7 @@ def structure_ok(predictions: Any) -> bool:
                 if type(boxes) is not list or len(boxes) > MAX_BOXES:
                     return False
                 all_boxes += boxes
+                counts.append(len(boxes))
                 if "scores" in entry:
                     scores = entry["scores"]
                     if type(scores) is not list or len(scores) > MAX_BOXES or not _numbers_ok(scores):
@@ -106,13 +138,13 @@ def structure_ok(predictions: Any) -> bool:
                     pid = entry["phrase_id"]
                     if not _digits(pid, 12):
                         return False
-    ok = not all_boxes or (
-        set(map(type, all_boxes)) == {list}
-        and set(map(len, all_boxes)) == {4}
-        and _numbers_ok(chain.from_iterable(all_boxes))
-    )
-    _last_ok[0] = predictions if ok else None
-    return ok
+    if all_boxes and not (set(map(type, all_boxes)) == {list} and set(map(len, all_boxes)) == {4}):
+        return False
+    coords = _coordinates(all_boxes)
+    if coords is None:
+        return False
+    _last_walk[0] = _Walk(predictions, coords, counts)
+    return True
 
 
 def _finite(v: Any) -> bool:
@@ -229,22 +261,26 @@ def parse_predictions(
                 rows.append(row)
                 keys.append((image_key, sentence_key, phrase_key))
                 box_lists.append(boxes)
-    flat = list(chain.from_iterable(box_lists))
-    checked = _last_ok[0] is predictions
-    _last_ok[0] = None
-    if flat and not checked and not (
-        set(map(type, flat)) == {list}
-        and set(map(len, flat)) == {4}
-        and _numbers_ok(chain.from_iterable(flat))
-    ):
-        # Malformed boxes (the schema layer reported them): score only well-formed phrases.
-        keep = [i for i, b in enumerate(box_lists) if _boxes_ok(b)]
-        rows = [rows[i] for i in keep]
-        keys = [keys[i] for i in keep]
-        box_lists = [box_lists[i] for i in keep]
+    walk, _last_walk[0] = _last_walk[0], None
+    if walk is not None and walk.document is predictions and len(walk.counts) == len(box_lists):
+        # Every entry of the accepted document was kept, in the same order: reuse its arrays.
+        counts = np.asarray(walk.counts, dtype=np.int64)
+        boxes = walk.coordinates.reshape(-1, 4)
+    else:
         flat = list(chain.from_iterable(box_lists))
-    counts = np.fromiter(map(len, box_lists), dtype=np.int64, count=len(box_lists))
-    boxes = _to_array(flat)
+        if flat and not (
+            set(map(type, flat)) == {list}
+            and set(map(len, flat)) == {4}
+            and _numbers_ok(chain.from_iterable(flat))
+        ):
+            # Malformed boxes (the schema layer reported them): score only well-formed phrases.
+            keep = [i for i, b in enumerate(box_lists) if _boxes_ok(b)]
+            rows = [rows[i] for i in keep]
+            keys = [keys[i] for i in keep]
+            box_lists = [box_lists[i] for i in keep]
+            flat = list(chain.from_iterable(box_lists))
+        counts = np.fromiter(map(len, box_lists), dtype=np.int64, count=len(box_lists))
+        boxes = _to_array(flat)
     entry_of_box = np.repeat(np.arange(len(box_lists)), counts)
     rank = np.arange(len(boxes)) - np.repeat(np.cumsum(counts) - counts, counts)
     row_arr = np.asarray(rows, dtype=np.int64)
@@ -376,7 +412,10 @@ def score_parsed(parsed: Parsed, gt: GroundTruth, iou_threshold: float) -> TaskS
     any_iou = box_best_iou(
         pred, parsed.phrase, gt.boxes_t, gt.c_box_start[gt.p_chain], gt.c_box_count[gt.p_chain]
     )
-    merged_iou = box_best_iou(pred, parsed.phrase, gt.merged_t, gt.p_chain, np.ones(n, np.int64))
+    # A single-box chain's merged box is that box: reuse its IoU, compute only multi-box chains.
+    merged_iou = any_iou.copy()
+    multi = np.flatnonzero(gt.c_box_count[gt.p_chain[parsed.phrase]] > 1)
+    merged_iou[multi] = pairwise_iou(pred[:, multi], gt.merged_t[:, gt.p_chain[parsed.phrase[multi]]])
     segments = (parsed.rank, parsed.entry_rows, parsed.entry_starts, n, iou_threshold)
     hits = {"": phrase_hits(any_iou, *segments), "merged_": phrase_hits(merged_iou, *segments)}
     member = gt.type_member

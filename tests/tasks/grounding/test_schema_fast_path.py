@@ -78,3 +78,11 @@ def test_check_never_raises(hand_ground_truth, doc):
     issues = IssueList()
     parsed = parse_predictions(doc, hand_ground_truth, benchmark, issues)
     assert len(parsed.phrase) == len(parsed.boxes) == len(parsed.rank)
+
+
+def test_bools_and_numeric_strings_never_take_the_fast_path():
+    for bad in (True, False, "1.5", None, [1]):
+        doc = {"1": {"0": {"0": {"boxes": [[0, 1, 2, 3], [1, 0, 3, bad]]}}}}
+        assert not structure_ok(doc)
+        assert not VALIDATOR.is_valid(doc)
+    assert structure_ok({"1": {"0": {"0": {"boxes": [[0, 1, 2.5, 3], [1, 0, 3, 10**20]]}}}})
