@@ -192,6 +192,14 @@ def build_ground_truth(tree: Path, split: str, split_file: Path | None = None) -
     phrases["type_mask"] = [
         sum(1 << j for j, t in enumerate(TYPES) if t in types) for types in phrases["types"]
     ]
+    # MDETR tallies a phrase once per entry of its type list, so a repeated type counts twice;
+    # the rare repeats are stored as [row, type column, extra count].
+    phrases["type_repeats"] = [
+        [row, j, types.count(t) - 1]
+        for row, types in enumerate(phrases["types"])
+        for j, t in enumerate(TYPES)
+        if types.count(t) > 1
+    ]
     phrases["id"] = [
         f"{image_ids[ii]}/{si}/{fw}"
         for ii, si, fw in zip(phrases["image"], phrases["sentence"], phrases["first_word"],
@@ -236,7 +244,7 @@ class GroundTruth:
     p_chain: np.ndarray  # global chain index
     p_types: list[list[str]]
     p_text: list[str]
-    type_member: np.ndarray  # (P, len(TYPES)) bool
+    type_member: np.ndarray  # (P, len(TYPES)) int64: times the phrase is tallied in each type
     chain_ids: list[str]
     c_box_start: np.ndarray
     c_box_count: np.ndarray
@@ -287,7 +295,9 @@ def ground_truth_from_doc(doc: dict[str, Any]) -> GroundTruth:
     p_first = np.asarray(phrases["first_word"], dtype=np.int64)
     p_types: list[list[str]] = phrases["types"]
     masks = np.asarray(phrases["type_mask"], dtype=np.int64)
-    type_member = ((masks[:, None] >> np.arange(len(TYPES))) & 1).astype(bool)
+    type_member = (masks[:, None] >> np.arange(len(TYPES))) & 1
+    for row, j, extra in phrases["type_repeats"]:
+        type_member[row, j] += extra
     ungradable = {
         image: {s: set(words) for s, words in sentences.items()}
         for image, sentences in doc["ungradable_index"].items()

@@ -429,7 +429,7 @@ def score_parsed(parsed: Parsed, gt: GroundTruth, iou_threshold: float) -> TaskS
     blocks.append(member)
     for p in PROTOCOLS:
         for j, m in enumerate(MEASURES):
-            both = hits[p][:, j : j + 1] & member
+            both = hits[p][:, j : j + 1] * member
             blocks.append(both)
             for t, total, positives in zip(TYPES, type_counts, both.sum(axis=0), strict=True):
                 # positives / total, as MDETR's RecallTracker divides counts.

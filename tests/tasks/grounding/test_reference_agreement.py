@@ -96,3 +96,28 @@ def test_agrees_with_the_mdetr_style_loop_on_random_trees(tmp_path, random_tree,
                 for t in TYPES:
                     assert scores[f"{prefix}{name}/{t}"] == reference[k].get(t), (k, t)
             assert 0 < scores[f"{prefix}UB"] < 1  # the draw exercises hits and misses
+
+
+def test_a_repeated_type_is_tallied_twice_as_mdetr_does(hand_tree, tmp_path):
+    (hand_tree / "Sentences" / "200.txt").write_text(
+        "[/EN#7/vehicles/vehicles A car] .\n[/EN#7/people A car] .\n"
+    )
+    data = tmp_path / "data"
+    benchmark = registry().benchmark(BENCH)
+    TASK.prepare(benchmark, str(hand_tree), data)
+    records = [{"image_id": 200, "sentence_id": 0, "boxes": [[[20, 20, 60, 60]]]},
+               {"image_id": 200, "sentence_id": 1, "boxes": [[[0, 0, 9, 9]]]}]
+    ref = MdetrStyleEvaluator(hand_tree, "test").evaluate(records)
+    gt = validate_document(
+        {"vlbench": 1, "benchmark": BENCH, "task": "grounding", "meta": {"method": "m"},
+         "predictions": {}}, data_dir=data
+    ).ground_truth
+    sub = validate_document(
+        {"vlbench": 1, "benchmark": BENCH, "task": "grounding", "meta": {"method": "m"},
+         "predictions": from_mdetr(records, gt)}, data_dir=data
+    )
+    result = TASK.score(sub.parsed, sub.ground_truth, benchmark)
+    assert result.extra["type_counts"]["vehicles"] == 2
+    assert result.scores["R@1/vehicles"] == ref[1]["vehicles"] == 1.0
+    assert result.scores["R@1/people"] == ref[1]["people"]  # 1 hit-less car + 3 image-100 misses
+    assert result.scores["R@1"] == ref[1]["all"]
