@@ -1,0 +1,173 @@
+"""Caption scoring speed: pycocoevalcap 1.2 and vlbench on the same 5,000-image x 5-reference set,
+in one run.
+
+The set is synthetic and COCO-like: Zipf(1.0) over a 3,000-word vocabulary, 8-15 words, first
+word capitalised, a final period on 90% of captions, a comma or a clitic ('s, n't) now and then.
+Timed (wall seconds, median of --repeats runs, fresh scorer objects each time):
+- pycocoevalcap: PTBTokenizer on references and on candidates (two JVM runs), Bleu(4), Rouge(),
+  Cider(), Meteor() (its JVM start-up included, as every user pays it);
+- vlbench: tokenization (Python fast path, the jar only for captions outside it), BLEU-1..4,
+  ROUGE-L, CIDEr-D and CIDEr; METEOR alone (one pipelined JVM, start-up included); and the whole
+  `score_captions` (METEOR's JVM starts first and loads while the rest is computed).
+Every vlbench value is checked against pycocoevalcap's before timings are printed.
+Usage: python benchmarks/bench_captioning.py [--images 5000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+
+import numpy as np
+
+from tasks.captioning import metrics as M
+from tasks.captioning.loaders import References
+from tasks.captioning.meteor import MeteorProcess
+from tasks.captioning.ptb import pycoco_successors, tokenize
+from tasks.captioning.task import score_captions
+
+SYLLABLES = ["ba", "be", "bi", "bo", "bu", "ca", "co", "da", "de", "di", "do", "fa", "fe", "fi", "ga", "go", "ha", "he", "hi", "ja", "ka", "ke", "ki", "la", "le", "li", "lo", "ma", "me", "mi", "mo", "na", "ne", "ni", "no", "pa", "pe", "pi", "po", "ra", "re", "ri", "ro", "sa", "se", "si", "so", "ta", "te", "ti", "to", "va", "ve", "vi", "wa", "we"]
+
+
+def vocabulary(n: int = 3000, seed: int = 0) -> list[str]:
+    rng = random.Random(seed)
+    common = ["a", "the", "of", "on", "in", "with", "and", "is", "are", "man", "woman", "dog", "cat", "people", "two", "table", "street", "sitting", "standing", "next", "to", "holding", "riding", "plate", "food", "train", "bus", "water", "field"]
+    words = list(common)
+    seen = set(words)
+    while len(words) < n:
+        w = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(1, 3)))
+        if w not in seen and len(w) > 1:
+            seen.add(w)
+            words.append(w)
+    return words
+
+
+def caption(rng: random.Random, words: list[str], weights: np.ndarray) -> str:
+    n = rng.randint(8, 15)
+    toks = [words[int(i)] for i in np.searchsorted(weights, [rng.random() for _ in range(n)])]
+    toks[-1] = rng.choice(words[10:40])  # end on a noun-like word, as COCO captions do
+    if rng.random() < 0.08:
+        toks[rng.randrange(n - 1)] += rng.choice(["'s", ","])
+    if rng.random() < 0.02:
+        toks[rng.randrange(n - 1)] = rng.choice(["doesn't", "isn't", "can't"])
+    text = " ".join(toks)
+    text = text[0].upper() + text[1:]
+    return text + "." if rng.random() < 0.9 else text
+
+
+def make_set(n_images: int, seed: int = 0) -> tuple[list[str], list[list[str]]]:
+    rng = random.Random(seed)
+    words = vocabulary()
+    zipf = 1.0 / np.arange(1, len(words) + 1)
+    cdf = np.cumsum(zipf) / zipf.sum()
+    cands = [caption(rng, words, cdf) for _ in range(n_images)]
+    refs = [[caption(rng, words, cdf) for _ in range(5)] for _ in range(n_images)]
+    return cands, refs
+
+
+def timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def run_pycoco(cands, refs):
+    from pycocoevalcap.bleu.bleu import Bleu
+    from pycocoevalcap.cider.cider import Cider
+    from pycocoevalcap.meteor.meteor import Meteor
+    from pycocoevalcap.rouge.rouge import Rouge
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    gts = {i: [{"caption": r} for r in rs] for i, rs in enumerate(refs)}
+    res = {i: [{"caption": c}] for i, c in enumerate(cands)}
+    t = {}
+    t["tokenize"], (tg, tr) = timed(lambda: (PTBTokenizer().tokenize(gts), PTBTokenizer().tokenize(res)))
+    t["BLEU"], bleu = timed(lambda: Bleu(4).compute_score(tg, tr, verbose=0))
+    t["ROUGE-L"], rouge = timed(lambda: Rouge().compute_score(tg, tr))
+    t["CIDEr-D"], cider = timed(lambda: Cider().compute_score(tg, tr))
+
+    def meteor():
+        m = Meteor()
+        out = m.compute_score(tg, tr)
+        del m
+        return out
+
+    t["METEOR"], met = timed(meteor)
+    return t, {"bleu": bleu, "rouge": rouge, "cider": cider, "meteor": met}
+
+
+def run_vlbench(cands, refs):
+    t = {}
+    flat_refs = [r for rs in refs for r in rs]
+
+    def fast_part():
+        tok, n_jar = tokenize(cands + flat_refs, pycoco_successors([cands, flat_refs]))
+        n = len(cands)
+        tc, tr, pos = tok[:n], [], n
+        for rs in refs:
+            tr.append(tok[pos : pos + len(rs)])
+            pos += len(rs)
+        corpus = M.Corpus.build(tc, tr)
+        stats = M.bleu_stats(corpus)
+        cd, c = M.cider_scores(corpus)
+        return tc, tr, n_jar, M.corpus_bleu(stats), M.rouge_l(tc, tr), cd, c
+
+    t["tokenize+BLEU+ROUGE-L+CIDEr-D+CIDEr"], (tc, tr, n_jar, bleu, rouge, cider_d, _) = timed(fast_part)
+
+    def meteor():
+        with MeteorProcess() as p:
+            st = p.stats(tc, tr)
+        return float(M.meteor_from_stats(M.meteor_aggregate(st)))
+
+    t["METEOR"], met = timed(meteor)
+    t["score_captions (all metrics)"], full = timed(
+        lambda: score_captions(cands, References(list(range(len(cands))), refs, "bench"), spice=False)
+    )
+    return t, {"bleu": bleu, "rouge": rouge, "cider_d": cider_d, "meteor": met, "n_jar": n_jar, "full": full}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--images", type=int, default=5000)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    cands, refs = make_set(args.images)
+    py_runs, vl_runs = [], []
+    for _ in range(args.repeats):  # interleaved, so machine load hits both alike
+        py_t, py_v = run_pycoco(cands, refs)
+        vl_t, vl_v = run_vlbench(cands, refs)
+        py_runs.append(py_t)
+        vl_runs.append(vl_t)
+
+    # the values agree before any timing is reported
+    assert np.allclose(vl_v["bleu"], py_v["bleu"][0], rtol=0, atol=1e-9)
+    assert abs(float(np.mean(vl_v["rouge"])) - py_v["rouge"][0]) < 1e-9
+    assert abs(float(np.mean(vl_v["cider_d"])) - py_v["cider"][0]) < 1e-9
+    assert abs(vl_v["meteor"] - py_v["meteor"][0]) < 1e-6
+    full = vl_v["full"].scores
+    assert abs(full["CIDEr-D"] - py_v["cider"][0]) < 1e-9 and abs(full["METEOR"] - py_v["meteor"][0]) < 1e-6
+
+    def med(runs, key):
+        return statistics.median(r[key] for r in runs)
+
+    py_fast = statistics.median(r["tokenize"] + r["BLEU"] + r["ROUGE-L"] + r["CIDEr-D"] for r in py_runs)
+    py_total = statistics.median(sum(r.values()) for r in py_runs)
+    vl_fast = med(vl_runs, "tokenize+BLEU+ROUGE-L+CIDEr-D+CIDEr")
+    print(f"{args.images} images x 5 references; captions sent to the PTB jar by vlbench: "
+          f"{vl_v['n_jar']} of {6 * args.images}; median of {args.repeats} runs, wall seconds\n")
+    print("| stage | pycocoevalcap | vlbench | ratio |\n| --- | --- | --- | --- |")
+    for key in ("tokenize", "BLEU", "ROUGE-L", "CIDEr-D"):
+        print(f"| {key} | {med(py_runs, key):.3f} | | |")
+    print(f"| tokenize + BLEU + ROUGE-L + CIDEr-D (vlbench: + CIDEr) | {py_fast:.3f} | {vl_fast:.3f} | "
+          f"{py_fast / vl_fast:.1f}x |")
+    print(f"| METEOR (JVM start-up included) | {med(py_runs, 'METEOR'):.3f} | {med(vl_runs, 'METEOR'):.3f} | "
+          f"{med(py_runs, 'METEOR') / med(vl_runs, 'METEOR'):.1f}x |")
+    vl_full = med(vl_runs, "score_captions (all metrics)")
+    print(f"| everything (pycocoevalcap: sum of stages; vlbench: score_captions) | {py_total:.3f} | "
+          f"{vl_full:.3f} | {py_total / vl_full:.1f}x |")
+
+
+if __name__ == "__main__":
+    main()
