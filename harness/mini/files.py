@@ -11,7 +11,7 @@ from harness.registry import PACKAGE, DataFile
 SHA256: dict[str, str] = {
     "captions/references.json": "85073e3d1fd960c4527d36c605662d3f90e037a7b799c0c988bec122634f5f09",
     "mini-decorrelated.json": "b0247951ec88b1d6703ff3ae8cf6e8a9fad4c8e2b00a95ffd15eb9a46e3699d5",
-    "mini-grounding/ground_truth.json": "4b8868c5ae96101634230468ba7cc636f8d2a69203f9560fa83867e8f1a72ec3",
+    "mini-grounding/ground_truth.json": "caf328ed5896f386d12617732e5997f99c2efa1ec0fd2f90fb56992417cfacc2",
     "mini-retrieval.json": "6ec631580162e2cc55229f578dedd0203f9046646c7a7bc71748639f344108a5",
 }
 

@@ -394,7 +394,7 @@ def sample_scene(
     background = _sample_background(rng)
     order = [int(i) for i in rng.permutation(n)]
     nested = n >= 2 and bool(rng.random() < cfg.nested_prob)
-    while True:
+    for _attempt in range(100):
         placed: list[Obj] = []
         for k, i in enumerate(order):
             host = None
@@ -423,3 +423,7 @@ def sample_scene(
         if ok:
             return Scene(image_id, split.name, cfg.width, cfg.height, background, tuple(placed),
                          tuple(boxes), tuple(areas))
+    raise ValueError(
+        f"image {image_id}: no layout of {n} objects fits a {cfg.width}x{cfg.height} image "
+        "under the overlap and visibility limits; use fewer or smaller objects"
+    )

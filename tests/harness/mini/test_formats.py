@@ -163,3 +163,22 @@ def test_boxes_are_the_tight_boxes_of_visible_drawn_pixels(small_world, small_co
         for x, y, w, h in scene.boxes:
             inside[y : y + h, x : x + w] = True
         assert ((full != np.asarray(bg)).any(axis=2) & ~inside).sum() == 0
+
+
+def test_entities_tree_loads_with_the_decorrelated_flickr_parser(small_world, small_config) -> None:
+    from tasks.decorrelated.prepare import parse_entities_boxes, parse_entities_sentence
+
+    out, _ = small_world
+    ent = out / "flickr30k_entities"
+    for scene in list(iter_scenes(small_config))[:30]:
+        width, height, boxes = parse_entities_boxes((ent / "Annotations" / f"{scene.image_id}.xml").read_text())
+        assert (width, height) == (scene.width, scene.height)
+        chains = {c: str(k) for k, c in enumerate(scene.present_classes(), start=1)}
+        # 1-based VOC corners read back as [xmin, ymin, w, h]: our box shifted by one pixel.
+        want = sorted((chains[o.cls], (x + 1.0, y + 1.0, float(w), float(h)))
+                      for o, (x, y, w, h) in zip(scene.objects, scene.boxes, strict=True))
+        assert sorted(boxes) == want
+        for line in (ent / "Sentences" / f"{scene.image_id}.txt").read_text().splitlines():
+            text, phrases = parse_entities_sentence(line)
+            assert "[" not in text and "/EN#" not in text
+            assert {p for p, _ in phrases} >= set(chains.values())
