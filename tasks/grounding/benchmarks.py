@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.mini.files import mini_file
+from harness.mini.world import ENTITY_TYPES
 from harness.registry import Benchmark, DataFile, Metric
 from tasks.grounding.loaders import TYPES
 from tasks.grounding.task import GT_FILE, MEASURES, PROTOCOLS
@@ -26,7 +27,7 @@ SOURCE_HINT = (
 )
 
 
-def _metrics() -> tuple[Metric, ...]:
+def _metrics(types: tuple[str, ...]) -> tuple[Metric, ...]:
     names = {"": "ANY-BOX", "merged_": "MERGED-BOX"}
     out = []
     for p in PROTOCOLS:
@@ -35,17 +36,20 @@ def _metrics() -> tuple[Metric, ...]:
             out.append(Metric(f"{p}{m}", f"{names[p]} {what}, IoU >= threshold, over all phrases"))
     for p in PROTOCOLS:
         for m in MEASURES:
-            for t in TYPES:
+            for t in types:
                 out.append(Metric(f"{p}{m}/{t}", f"{names[p]} {m} over phrases of type {t}"))
     return tuple(out)
 
 
-METRICS = _metrics()
+METRICS = _metrics(TYPES)
+# The mini world's phrases are typed by shape family (harness/mini/world.py ENTITY_TYPES).
+MINI_TYPES: tuple[str, ...] = tuple(dict.fromkeys(ENTITY_TYPES.values()))
 
 
-def _options(split: str) -> dict:
+def _options(split: str, types: tuple[str, ...] = TYPES) -> dict:
     # box_tolerance: pixels a box may extend past the image before it is rejected.
-    return {"split": split, "iou_threshold": 0.5, "box_tolerance": 1.0}
+    # entity_types: the per-type columns, in order.
+    return {"split": split, "iou_threshold": 0.5, "box_tolerance": 1.0, "entity_types": types}
 
 
 FLICKR30K_ENTITIES_TEST = Benchmark(
@@ -86,13 +90,13 @@ MINI_GROUNDING = Benchmark(
     description="vlbench-mini phrase grounding: the bundled generated world's Flickr30k "
     "Entities-format test split, scored as flickr30k-entities-test",
     files=(mini_file("ground_truth", f"mini-grounding/{GT_FILE}"),),
-    metrics=METRICS,
+    metrics=_metrics(MINI_TYPES),
     main_score="R@1",
     citation="vlbench-mini (generated); protocol as flickr30k-entities-test",
     license="Apache-2.0 (generated data)",
     source_hint="the mini world folder (vlbench data mini --out DIR)",
     package_data="harness.mini",
-    options=_options("test"),
+    options=_options("test", MINI_TYPES),
 )
 
 BENCHMARKS: tuple[Benchmark, ...] = (

@@ -136,8 +136,11 @@ def find_tree(root: Path, split: str) -> Path:
     )
 
 
-def build_ground_truth(tree: Path, split: str, split_file: Path | None = None) -> dict[str, Any]:
-    """Read the official tree for one split into the compact columnar document."""
+def build_ground_truth(
+    tree: Path, split: str, split_file: Path | None = None, types: tuple[str, ...] = TYPES
+) -> dict[str, Any]:
+    """Read the official tree for one split into the compact columnar document; `types` are the
+    entity types reported per column (Flickr30k's eight, or the mini world's)."""
     split_file = split_file or tree / f"{split}.txt"
     image_ids = [line.strip() for line in split_file.read_text().splitlines()]
     image_ids = [i for i in image_ids if i]
@@ -190,15 +193,16 @@ def build_ground_truth(tree: Path, split: str, split_file: Path | None = None) -
                           strict=True):
         ungradable_index[image_ids[ii]].setdefault(str(si), []).append(str(fw))
     phrases["type_mask"] = [
-        sum(1 << j for j, t in enumerate(TYPES) if t in types) for types in phrases["types"]
+        sum(1 << j for j, t in enumerate(types) if t in phrase_types)
+        for phrase_types in phrases["types"]
     ]
     # MDETR tallies a phrase once per entry of its type list, so a repeated type counts twice;
     # the rare repeats are stored as [row, type column, extra count].
     phrases["type_repeats"] = [
-        [row, j, types.count(t) - 1]
-        for row, types in enumerate(phrases["types"])
-        for j, t in enumerate(TYPES)
-        if types.count(t) > 1
+        [row, j, phrase_types.count(t) - 1]
+        for row, phrase_types in enumerate(phrases["types"])
+        for j, t in enumerate(types)
+        if phrase_types.count(t) > 1
     ]
     phrases["id"] = [
         f"{image_ids[ii]}/{si}/{fw}"
@@ -207,6 +211,7 @@ def build_ground_truth(tree: Path, split: str, split_file: Path | None = None) -
     ]
     return {
         "format": GT_FORMAT,
+        "types": list(types),
         "lookup": lookup,
         "ungradable_index": ungradable_index,
         "format_version": GT_FORMAT_VERSION,
@@ -244,7 +249,8 @@ class GroundTruth:
     p_chain: np.ndarray  # global chain index
     p_types: list[list[str]]
     p_text: list[str]
-    type_member: np.ndarray  # (P, len(TYPES)) int64: times the phrase is tallied in each type
+    types: tuple[str, ...]  # the entity types reported per column
+    type_member: np.ndarray  # (P, len(types)) int64: times the phrase is tallied in each type
     chain_ids: list[str]
     c_box_start: np.ndarray
     c_box_count: np.ndarray
@@ -295,7 +301,8 @@ def ground_truth_from_doc(doc: dict[str, Any]) -> GroundTruth:
     p_first = np.asarray(phrases["first_word"], dtype=np.int64)
     p_types: list[list[str]] = phrases["types"]
     masks = np.asarray(phrases["type_mask"], dtype=np.int64)
-    type_member = (masks[:, None] >> np.arange(len(TYPES))) & 1
+    types = tuple(doc["types"])
+    type_member = (masks[:, None] >> np.arange(len(types))) & 1
     for row, j, extra in phrases["type_repeats"]:
         type_member[row, j] += extra
     ungradable = {
@@ -314,6 +321,7 @@ def ground_truth_from_doc(doc: dict[str, Any]) -> GroundTruth:
         p_chain=np.asarray(phrases["chain"], dtype=np.int64),
         p_types=p_types,
         p_text=phrases["text"],
+        types=types,
         type_member=type_member,
         chain_ids=chains["id"],
         c_box_start=c_start,

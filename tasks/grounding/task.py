@@ -45,10 +45,14 @@ _ENTRY_KEYS = frozenset({"boxes", "scores", "phrase_id"})
 _NUMBER_TYPES = frozenset({int, float})
 
 
-def metric_keys() -> list[str]:
+def metric_keys(types: tuple[str, ...] = TYPES) -> list[str]:
     keys = [f"{p}{m}" for p in PROTOCOLS for m in MEASURES]
-    keys += [f"{p}{m}/{t}" for p in PROTOCOLS for m in MEASURES for t in TYPES]
+    keys += [f"{p}{m}/{t}" for p in PROTOCOLS for m in MEASURES for t in types]
     return keys
+
+
+def entity_types(benchmark: Benchmark) -> tuple[str, ...]:
+    return tuple(benchmark.option("entity_types", TYPES))
 
 
 def _numbers_ok(values: Any) -> bool:
@@ -399,10 +403,10 @@ def _fmt(box: list[float]) -> str:
     return "[" + ", ".join(f"{v:g}" for v in box) + "]"
 
 
-def item_columns() -> list[str]:
+def item_columns(types: tuple[str, ...]) -> list[str]:
     cols = [f"{p}{m}" for p in PROTOCOLS for m in MEASURES]
-    cols += [f"type/{t}" for t in TYPES]
-    cols += [f"{p}{m}/{t}" for p in PROTOCOLS for m in MEASURES for t in TYPES]
+    cols += [f"type/{t}" for t in types]
+    cols += [f"{p}{m}/{t}" for p in PROTOCOLS for m in MEASURES for t in types]
     return cols
 
 
@@ -431,10 +435,10 @@ def score_parsed(parsed: Parsed, gt: GroundTruth, iou_threshold: float) -> TaskS
         for j, m in enumerate(MEASURES):
             both = hits[p][:, j : j + 1] * member
             blocks.append(both)
-            for t, total, positives in zip(TYPES, type_counts, both.sum(axis=0), strict=True):
+            for t, total, positives in zip(gt.types, type_counts, both.sum(axis=0), strict=True):
                 # positives / total, as MDETR's RecallTracker divides counts.
                 scores[f"{p}{m}/{t}"] = float(positives / total) if total else None
-    values = np.hstack(blocks).astype(np.float64) if n else np.zeros((0, len(item_columns())))
+    values = np.hstack(blocks).astype(np.float64) if n else np.zeros((0, len(item_columns(gt.types))))
     ids = gt.item_ids
     with_boxes = len(parsed.entry_rows)
     extra: dict[str, Any] = {
@@ -443,7 +447,7 @@ def score_parsed(parsed: Parsed, gt: GroundTruth, iou_threshold: float) -> TaskS
         "phrases_with_empty_list": parsed.n_entries - with_boxes,
         "ignored_ungradable_predictions": parsed.ignored_ungradable,
         "iou_threshold": iou_threshold,
-        "type_counts": {t: int(c) for t, c in zip(TYPES, type_counts, strict=True)},
+        "type_counts": {t: int(c) for t, c in zip(gt.types, type_counts, strict=True)},
     }
     if parsed.scores_not_sorted:
         extra["warnings"] = [
@@ -452,7 +456,7 @@ def score_parsed(parsed: Parsed, gt: GroundTruth, iou_threshold: float) -> TaskS
         ]
     return TaskScores(
         scores=scores,
-        items={POPULATION: ItemTable(ids, item_columns(), values)},
+        items={POPULATION: ItemTable(ids, item_columns(gt.types), values)},
         n={"phrases": n, "sentences": gt.n_sentences_scored, "images": len(gt.image_ids),
            "phrases_with_boxes": with_boxes},
         extra=extra,
@@ -485,7 +489,7 @@ class GroundingTask(TaskType):
         for p in PROTOCOLS:
             for m in MEASURES:
                 out[f"{p}{m}"] = table[f"{p}{m}"]
-                for t in TYPES:
+                for t in entity_types(benchmark):
                     # Per-type recall = mean(hit * member) / mean(member): a ratio of means.
                     with np.errstate(divide="ignore", invalid="ignore"):
                         out[f"{p}{m}/{t}"] = table[f"{p}{m}/{t}"] / table[f"type/{t}"]
@@ -522,7 +526,7 @@ class GroundingTask(TaskType):
         out_dir = Path(data_dir) / benchmark.id
         try:
             tree, split_file = _locate(root, split, out_dir)
-            doc = build_ground_truth(tree, split, split_file)
+            doc = build_ground_truth(tree, split, split_file, entity_types(benchmark))
         except (FileNotFoundError, ValueError, OSError) as exc:
             raise UsageError(f"cannot prepare {benchmark.id} from {source}: {exc}") from exc
         doc["benchmark"] = benchmark.id
