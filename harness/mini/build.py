@@ -76,7 +76,9 @@ def scene_captions(config: MiniConfig, scene: Scene) -> list[Caption]:
 def _write_json(path: Path, obj: object) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     # Fixed separators and insertion order: identical bytes on every run and platform.
-    path.write_text(json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n", encoding="utf-8"
+    )
     return path
 
 
@@ -147,17 +149,28 @@ def write_mini_benchmark(
     ent = out / "flickr30k_entities"
     for scene, row in zip(scenes, caps, strict=True):
         lines = [c for _, c in row]
-        written.append(_write_text(ent / "Sentences" / f"{scene.image_id}.txt", entities_sentences(lines)))
         written.append(
-            _write_text(ent / "Annotations" / f"{scene.image_id}.xml", entities_annotation(scene, lines))
+            _write_text(ent / "Sentences" / f"{scene.image_id}.txt", entities_sentences(lines))
+        )
+        written.append(
+            _write_text(
+                ent / "Annotations" / f"{scene.image_id}.xml", entities_annotation(scene, lines)
+            )
         )
 
     queries = choose_queries([s for s in scenes if s.split == "test"])
-    written.append(_write_json(out / "decorrelated" / "queries.json", manifest(queries, PARTNER_PAIRS)))
+    written.append(
+        _write_json(out / "decorrelated" / "queries.json", manifest(queries, PARTNER_PAIRS))
+    )
     if images:
         for q in queries:
-            rgb = render(q.scene.background, q.scene.objects, q.scene.width, q.scene.height,
-                         skip=q.skip_indices())[0]
+            rgb = render(
+                q.scene.background,
+                q.scene.objects,
+                q.scene.width,
+                q.scene.height,
+                skip=q.skip_indices(),
+            )[0]
             written.append(_write_png(out / "decorrelated" / "images" / q.file_name, rgb))
     _prune(out, written, images)
     return written

@@ -132,7 +132,8 @@ def _background_phrase(rng: np.random.Generator, scene: Scene) -> Phrase:
         body = [*colour, "background"]
     elif bg.kind == "gradient":
         body = (
-            ["gradient", "background"] if rng.random() < 0.5
+            ["gradient", "background"]
+            if rng.random() < 0.5
             else [*colour, "and", *bg.colour2.split(), "gradient"]
         )
     else:
@@ -183,7 +184,10 @@ def _t_on_background(rng, scene, groups):
 
 
 def _t_picture_of(rng, scene, groups):
-    return [_pick(rng, ("a picture of", "a drawing of", "a simple drawing of")), *_listing(rng, groups)]
+    return [
+        _pick(rng, ("a picture of", "a drawing of", "a simple drawing of")),
+        *_listing(rng, groups),
+    ]
 
 
 def _t_there_are(rng, scene, groups):
@@ -194,7 +198,10 @@ def _t_there_are(rng, scene, groups):
 
 
 def _t_showing(rng, scene, groups):
-    return [_pick(rng, ("an image showing", "an image with", "a scene with")), *_listing(rng, groups)]
+    return [
+        _pick(rng, ("an image showing", "an image with", "a scene with")),
+        *_listing(rng, groups),
+    ]
 
 
 def _t_drawn_on(rng, scene, groups):
@@ -216,8 +223,11 @@ def _t_relation(rng, scene, groups):
 
 def _t_next_to(rng, scene, groups):
     a, b, rest = _two(rng, groups)
-    out: list[Segment] = [_noun_phrase(rng, a), _pick(rng, ("next to", "near", "beside")),
-                          _noun_phrase(rng, b)]
+    out: list[Segment] = [
+        _noun_phrase(rng, a),
+        _pick(rng, ("next to", "near", "beside")),
+        _noun_phrase(rng, b),
+    ]
     for g in rest:
         out += ["and", _noun_phrase(rng, g)]
     return out

@@ -22,7 +22,9 @@ INFO = {
     "url": "",
     "date_created": "2026-01-01",
 }
-LICENSES = [{"id": 1, "name": "CC0 1.0", "url": "https://creativecommons.org/publicdomain/zero/1.0/"}]
+LICENSES = [
+    {"id": 1, "name": "CC0 1.0", "url": "https://creativecommons.org/publicdomain/zero/1.0/"}
+]
 
 
 def category_id(cls: str) -> int:
@@ -46,7 +48,10 @@ def _image_entry(scene: Scene) -> dict:
 def rle(mask: np.ndarray) -> dict:
     """Compressed COCO RLE of a boolean mask (pycocotools' own encoder)."""
     enc = mask_utils.encode(np.asfortranarray(mask.astype(np.uint8)))
-    return {"size": [int(enc["size"][0]), int(enc["size"][1])], "counts": enc["counts"].decode("ascii")}
+    return {
+        "size": [int(enc["size"][0]), int(enc["size"][1])],
+        "counts": enc["counts"].decode("ascii"),
+    }
 
 
 def coco_instances(
@@ -80,7 +85,9 @@ def coco_instances(
     }
 
 
-def coco_captions(scenes: Sequence[Scene], captions: Sequence[Sequence[tuple[int, Caption]]]) -> dict:
+def coco_captions(
+    scenes: Sequence[Scene], captions: Sequence[Sequence[tuple[int, Caption]]]
+) -> dict:
     anns = [
         {"id": sentid, "image_id": scene.image_id, "caption": cap.raw}
         for scene, caps in zip(scenes, captions, strict=True)

@@ -44,7 +44,9 @@ def is_partner_removal(r: Removal) -> bool:
 
 
 def scene_objects(scene: Scene) -> list[tuple[str, tuple[float, float, float, float]]]:
-    return [(o.cls, tuple(float(v) for v in b)) for o, b in zip(scene.objects, scene.boxes, strict=True)]
+    return [
+        (o.cls, tuple(float(v) for v in b)) for o, b in zip(scene.objects, scene.boxes, strict=True)
+    ]
 
 
 def choose_queries(
@@ -73,8 +75,11 @@ def choose_queries(
 
 
 def manifest(
-    queries: Sequence[Query], partner_pairs: Sequence[tuple[str, str]],
-    tau1: float = TAU1, tau2: float = TAU2, tau3: float = TAU3,
+    queries: Sequence[Query],
+    partner_pairs: Sequence[tuple[str, str]],
+    tau1: float = TAU1,
+    tau2: float = TAU2,
+    tau3: float = TAU3,
 ) -> dict:
     return {
         "format": "vlbench-mini-removals",

@@ -105,7 +105,9 @@ class Scene:
     height: int
     background: Background
     objects: tuple[Obj, ...]  # in drawing order
-    boxes: tuple[tuple[int, int, int, int], ...]  # tight [x, y, w, h] of each object's visible pixels
+    boxes: tuple[
+        tuple[int, int, int, int], ...
+    ]  # tight [x, y, w, h] of each object's visible pixels
     areas: tuple[int, ...]  # visible pixel count of each object
 
     @property
@@ -127,7 +129,10 @@ class Scene:
 def _regular(n: int, r: float, phase: float) -> list[tuple[float, float]]:
     # Rounded so that platform differences in the last bit of sin/cos cannot move a pixel.
     return [
-        (round(r * math.cos(phase + 2 * math.pi * k / n), 9), round(r * math.sin(phase + 2 * math.pi * k / n), 9))
+        (
+            round(r * math.cos(phase + 2 * math.pi * k / n), 9),
+            round(r * math.sin(phase + 2 * math.pi * k / n), 9),
+        )
         for k in range(n)
     ]
 
@@ -144,10 +149,29 @@ _POLYGONS: dict[str, list[tuple[float, float]]] = {
     "diamond": [(0.0, -1.0), (0.68, 0.0), (0.0, 1.0), (-0.68, 0.0)],
     "triangle": [(0.0, -0.92), (0.98, 0.85), (-0.98, 0.85)],
     # Pointing right; other directions by rotating the sample coordinates.
-    "arrow": [(-1.0, -0.22), (0.15, -0.22), (0.15, -0.65), (1.0, 0.0), (0.15, 0.65), (0.15, 0.22),
-              (-1.0, 0.22)],
-    "cross": [(-0.28, -1.0), (0.28, -1.0), (0.28, -0.28), (1.0, -0.28), (1.0, 0.28), (0.28, 0.28),
-              (0.28, 1.0), (-0.28, 1.0), (-0.28, 0.28), (-1.0, 0.28), (-1.0, -0.28), (-0.28, -0.28)],
+    "arrow": [
+        (-1.0, -0.22),
+        (0.15, -0.22),
+        (0.15, -0.65),
+        (1.0, 0.0),
+        (0.15, 0.65),
+        (0.15, 0.22),
+        (-1.0, 0.22),
+    ],
+    "cross": [
+        (-0.28, -1.0),
+        (0.28, -1.0),
+        (0.28, -0.28),
+        (1.0, -0.28),
+        (1.0, 0.28),
+        (0.28, 0.28),
+        (0.28, 1.0),
+        (-0.28, 1.0),
+        (-0.28, 0.28),
+        (-1.0, 0.28),
+        (-1.0, -0.28),
+        (-0.28, -0.28),
+    ],
 }
 
 
@@ -180,7 +204,9 @@ def unit_mask(cls: str, variant: int, u: np.ndarray, v: np.ndarray) -> np.ndarra
     if cls == "ring":
         return (r2 <= 1.0) & (r2 >= 0.33)
     if cls == "heart":
-        lobes = ((u - 0.46) ** 2 + (v + 0.42) ** 2 <= 0.27) | ((u + 0.46) ** 2 + (v + 0.42) ** 2 <= 0.27)
+        lobes = ((u - 0.46) ** 2 + (v + 0.42) ** 2 <= 0.27) | (
+            (u + 0.46) ** 2 + (v + 0.42) ** 2 <= 0.27
+        )
         return lobes | _in_polygon(u, v, [(-0.98, -0.3), (0.98, -0.3), (0.0, 0.98)])
     if cls == "moon":
         return (r2 <= 1.0) & ((u - 0.5) ** 2 + (v + 0.15) ** 2 > 0.72)
@@ -292,7 +318,9 @@ def effective_partner_prob(p: float) -> float:
     return p / (2.0 - p)
 
 
-def sample_classes(rng: np.random.Generator, n: int, partner_prob: float, cfg: LayoutConfig) -> list[str]:
+def sample_classes(
+    rng: np.random.Generator, n: int, partner_prob: float, cfg: LayoutConfig
+) -> list[str]:
     """The distinct classes of an image with `n` objects, in order of drawing."""
     if n == 1:
         # Every class equally likely alone, in every split: "appears alone" is no shortcut.
@@ -351,7 +379,11 @@ def _overlap_fraction(a: Obj, b: Obj) -> float:
 
 
 def _place(
-    rng: np.random.Generator, cls: str, colour: str, placed: list[Obj], cfg: LayoutConfig,
+    rng: np.random.Generator,
+    cls: str,
+    colour: str,
+    placed: list[Obj],
+    cfg: LayoutConfig,
     nest_in: Obj | None,
 ) -> Obj | None:
     side = min(cfg.width, cfg.height)
@@ -383,7 +415,9 @@ def sample_scene(
     n = int(rng.integers(cfg.min_objects, cfg.max_objects + 1))
     classes = sample_classes(rng, n, split.partner_prob, cfg)
     # One object per chosen class, the rest spread over the chosen classes.
-    per_object = list(classes) + [classes[int(rng.integers(len(classes)))] for _ in range(n - len(classes))]
+    per_object = list(classes) + [
+        classes[int(rng.integers(len(classes)))] for _ in range(n - len(classes))
+    ]
     colour_names = list(OBJECT_COLOURS)
     class_colour = {c: colour_names[int(rng.integers(len(colour_names)))] for c in classes}
     same_colour = {c: bool(rng.random() < cfg.same_colour_prob) for c in classes}
@@ -421,8 +455,16 @@ def sample_scene(
             boxes.append(box)
             areas.append(area)
         if ok:
-            return Scene(image_id, split.name, cfg.width, cfg.height, background, tuple(placed),
-                         tuple(boxes), tuple(areas))
+            return Scene(
+                image_id,
+                split.name,
+                cfg.width,
+                cfg.height,
+                background,
+                tuple(placed),
+                tuple(boxes),
+                tuple(areas),
+            )
     raise ValueError(
         f"image {image_id}: no layout of {n} objects fits a {cfg.width}x{cfg.height} image "
         "under the overlap and visibility limits; use fewer or smaller objects"

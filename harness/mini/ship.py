@@ -132,7 +132,9 @@ def ship(seed: int = 0) -> int:
 
     # A fresh interpreter, so the benchmark records pick up the new pins.
     bids = list(dict.fromkeys(shipped))
-    floors = subprocess.run([sys.executable, "-m", "harness.mini.ship", "--floors", *bids], check=False)
+    floors = subprocess.run(
+        [sys.executable, "-m", "harness.mini.ship", "--floors", *bids], check=False
+    )
     total = sum((DATA / k).stat().st_size for k in sha if (DATA / k).exists())
     print(f"shipped {len(sha)} files, {total / 1e6:.2f} MB in {DATA}")
     return floors.returncode
@@ -156,7 +158,9 @@ def write_floors(bids: list[str]) -> int:
         out = SUBMISSIONS / bid / "random.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         doc = _envelope(benchmark, task, predictions)
-        out.write_text(json.dumps(doc, ensure_ascii=True, separators=(",", ":")) + "\n", encoding="utf-8")
+        out.write_text(
+            json.dumps(doc, ensure_ascii=True, separators=(",", ":")) + "\n", encoding="utf-8"
+        )
         failures += _check_valid(out)
     return 1 if failures else 0
 
@@ -177,8 +181,12 @@ def _check_valid(path: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--floors", nargs="*", metavar="ID",
-                        help="only write the random submissions of these benchmarks")
+    parser.add_argument(
+        "--floors",
+        nargs="*",
+        metavar="ID",
+        help="only write the random submissions of these benchmarks",
+    )
     args = parser.parse_args(argv)
     if args.floors is not None:
         return write_floors(args.floors)

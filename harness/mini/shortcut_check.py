@@ -26,7 +26,9 @@ MAX_TOKENS = 16
 def _image(path: Path):
     import torch
 
-    a = np.asarray(Image.open(path).convert("RGB").resize((SIDE, SIDE), Image.BILINEAR), dtype=np.float32)
+    a = np.asarray(
+        Image.open(path).convert("RGB").resize((SIDE, SIDE), Image.BILINEAR), dtype=np.float32
+    )
     return torch.from_numpy(a / 255.0).permute(2, 0, 1)
 
 
@@ -61,7 +63,9 @@ def _models(vocab_size: int):
     return ImageEncoder(), TextEncoder()
 
 
-def train_and_rank(world: Path, epochs: int = 30, seed: int = 0, batch: int = 128) -> dict[str, Any]:
+def train_and_rank(
+    world: Path, epochs: int = 30, seed: int = 0, batch: int = 128
+) -> dict[str, Any]:
     """Train on `world`'s train split; return the decorrelated and retrieval predictions."""
     import torch
     from torch.nn import functional as F
@@ -89,7 +93,9 @@ def train_and_rank(world: Path, epochs: int = 30, seed: int = 0, batch: int = 12
         perm = torch.from_numpy(rng.permutation(len(train)))
         for b in range(0, len(train), batch):
             idx = perm[b : b + batch].tolist()
-            text = torch.tensor([ids(train[i]["sentences"][int(rng.integers(5))]["tokens"]) for i in idx])
+            text = torch.tensor(
+                [ids(train[i]["sentences"][int(rng.integers(5))]["tokens"]) for i in idx]
+            )
             logits = logit_scale.exp().clamp(max=100) * img_enc(x_train[idx]) @ txt_enc(text).T
             y = torch.arange(len(idx))
             loss = (F.cross_entropy(logits, y) + F.cross_entropy(logits.T, y)) / 2
@@ -102,18 +108,28 @@ def train_and_rank(world: Path, epochs: int = 30, seed: int = 0, batch: int = 12
     txt_enc.eval()
     with torch.no_grad():
         sents = [s for im in ds["images"] for s in im["sentences"]]
-        gallery = torch.cat([
-            txt_enc(torch.tensor([ids(s["tokens"]) for s in sents[i : i + 4096]]))
-            for i in range(0, len(sents), 4096)
-        ])
+        gallery = torch.cat(
+            [
+                txt_enc(torch.tensor([ids(s["tokens"]) for s in sents[i : i + 4096]]))
+                for i in range(0, len(sents), 4096)
+            ]
+        )
         sentids = [str(s["sentid"]) for s in sents]
         queries = json.loads((world / "decorrelated" / "queries.json").read_text())["queries"]
-        q_emb = img_enc(torch.stack([_image(world / "decorrelated" / "images" / q["file_name"]) for q in queries]))
+        q_emb = img_enc(
+            torch.stack(
+                [_image(world / "decorrelated" / "images" / q["file_name"]) for q in queries]
+            )
+        )
         top = (q_emb @ gallery.T).topk(10, dim=1).indices.tolist()
-        decorrelated = {str(q["id"]): [sentids[j] for j in row] for q, row in zip(queries, top, strict=True)}
+        decorrelated = {
+            str(q["id"]): [sentids[j] for j in row] for q, row in zip(queries, top, strict=True)
+        }
 
         test = [im for im in ds["images"] if im["split"] == "test"]
-        t_img = img_enc(torch.stack([_image(world / "images" / "test" / im["filename"]) for im in test]))
+        t_img = img_enc(
+            torch.stack([_image(world / "images" / "test" / im["filename"]) for im in test])
+        )
         t_sents = [s for im in test for s in im["sentences"]]
         sim = t_img @ txt_enc(torch.tensor([ids(s["tokens"]) for s in t_sents])).T
         i2t = {
@@ -132,7 +148,9 @@ def train_and_rank(world: Path, epochs: int = 30, seed: int = 0, batch: int = 12
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--world", help="a folder written by `vlbench data mini` (default: write one)")
+    parser.add_argument(
+        "--world", help="a folder written by `vlbench data mini` (default: write one)"
+    )
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="where to write the two submissions (default: a temp folder)")
@@ -150,10 +168,19 @@ def main(argv: list[str] | None = None) -> int:
         predictions = train_and_rank(world, args.epochs, args.seed)
         tasks = {"mini-decorrelated": "decorrelated_retrieval", "mini-retrieval": "retrieval"}
         for bid, preds in predictions.items():
-            meta = {"method": f"tiny CLIP from scratch on mini train ({args.epochs} epochs)",
-                    "reference": False, "baseline": None}
+            meta = {
+                "method": f"tiny CLIP from scratch on mini train ({args.epochs} epochs)",
+                "reference": False,
+                "baseline": None,
+            }
             path = out / f"{bid}-tiny-clip.json"
-            doc = {"vlbench": 1, "benchmark": bid, "task": tasks[bid], "meta": meta, "predictions": preds}
+            doc = {
+                "vlbench": 1,
+                "benchmark": bid,
+                "task": tasks[bid],
+                "meta": meta,
+                "predictions": preds,
+            }
             path.write_text(json.dumps(doc))
             scores = score_file(path, bootstrap=0).result.scores
             shown = ", ".join(f"{k} {v:.3f}" for k, v in scores.items() if v is not None)

@@ -27,7 +27,8 @@ def test_same_seed_same_bytes_in_another_process(small_world, small_config, tmp_
     code = (
         "import sys; from pathlib import Path; from harness.mini import write_mini_benchmark; "
         "from harness.mini.build import MiniConfig; "
-        f"write_mini_benchmark(Path(sys.argv[1]), config=MiniConfig(n_train={small_config.n_train}, "
+        "write_mini_benchmark(Path(sys.argv[1]), config=MiniConfig("
+        f"n_train={small_config.n_train}, "
         f"n_val={small_config.n_val}, n_test={small_config.n_test}))"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
@@ -37,7 +38,9 @@ def test_same_seed_same_bytes_in_another_process(small_world, small_config, tmp_
     assert len(first) == len(written)
 
 
-def test_rewriting_the_same_folder_gives_the_same_files(small_world, small_config, tmp_path) -> None:
+def test_rewriting_the_same_folder_gives_the_same_files(
+    small_world, small_config, tmp_path
+) -> None:
     out, _ = small_world
     before = digests(out)
     target = tmp_path / "w"
@@ -58,7 +61,10 @@ def test_smaller_world_is_a_prefix(small_world, tmp_path: Path) -> None:
     for i in range(1, 11):
         name = f"images/train/mini_{i:06d}.png"
         assert a[name] == b[name]
-        for sub in (f"flickr30k_entities/Annotations/{i}.xml", f"flickr30k_entities/Sentences/{i}.txt"):
+        for sub in (
+            f"flickr30k_entities/Annotations/{i}.xml",
+            f"flickr30k_entities/Sentences/{i}.txt",
+        ):
             assert a[sub] == b[sub]
 
 

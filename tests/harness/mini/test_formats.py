@@ -29,8 +29,9 @@ def test_layout(small_world, small_config) -> None:
     out, written = small_world
     n = small_config.n_train + small_config.n_val + small_config.n_test
     assert all(p.exists() for p in written) and len(set(written)) == len(written)
-    for split, count in zip(SPLITS, (small_config.n_train, small_config.n_val, small_config.n_test),
-                            strict=True):
+    for split, count in zip(
+        SPLITS, (small_config.n_train, small_config.n_val, small_config.n_test), strict=True
+    ):
         assert len(list((out / "images" / split).glob("mini_*.png"))) == count
         assert (out / "annotations" / f"instances_{split}.json").exists()
         assert (out / "annotations" / f"captions_{split}.json").exists()
@@ -48,7 +49,9 @@ def test_coco_instances_load_with_pycocotools(small_world, small_config) -> None
     for split in SPLITS:
         c = coco(out / "annotations" / f"instances_{split}.json")
         assert [cat["name"] for cat in c.loadCats(c.getCatIds())] == list(CLASSES)
-        assert all(cat["supercategory"] == ENTITY_TYPES[cat["name"]] for cat in c.dataset["categories"])
+        assert all(
+            cat["supercategory"] == ENTITY_TYPES[cat["name"]] for cat in c.dataset["categories"]
+        )
         ids = sorted(c.getImgIds())
         assert ids == sorted(i for i, s in scenes.items() if s.split == split)
         for iid in ids:
@@ -85,7 +88,9 @@ def test_coco_captions_and_karpathy_agree(small_world, small_config) -> None:
             assert s["tokens"] == s["raw"].lower().rstrip(".").replace(",", "").split()
     for split in SPLITS:
         c = coco(out / "annotations" / f"captions_{split}.json")
-        got = {str(i): [a["caption"] for a in c.loadAnns(c.getAnnIds(imgIds=i))] for i in c.getImgIds()}
+        got = {
+            str(i): [a["caption"] for a in c.loadAnns(c.getAnnIds(imgIds=i))] for i in c.getImgIds()
+        }
         assert got == by_split[split]
         ids = c.getAnnIds()
         assert set(ids) <= set(sentids)
@@ -143,8 +148,13 @@ def test_boxes_are_the_tight_boxes_of_visible_drawn_pixels(small_world, small_co
         bg, _ = render(scene.background, scene.objects, scene.width, scene.height, skip=range(n))
         alone = []
         for i in range(n):
-            img, _ = render(scene.background, scene.objects, scene.width, scene.height,
-                            skip=[j for j in range(n) if j != i])
+            img, _ = render(
+                scene.background,
+                scene.objects,
+                scene.width,
+                scene.height,
+                skip=[j for j in range(n) if j != i],
+            )
             alone.append((img != bg).any(axis=2))
         full = np.asarray(Image.open(out / "images" / scene.split / scene.file_name))
         for i in range(n):
@@ -171,12 +181,16 @@ def test_entities_tree_loads_with_the_decorrelated_flickr_parser(small_world, sm
     out, _ = small_world
     ent = out / "flickr30k_entities"
     for scene in list(iter_scenes(small_config))[:30]:
-        width, height, boxes = parse_entities_boxes((ent / "Annotations" / f"{scene.image_id}.xml").read_text())
+        width, height, boxes = parse_entities_boxes(
+            (ent / "Annotations" / f"{scene.image_id}.xml").read_text()
+        )
         assert (width, height) == (scene.width, scene.height)
         chains = {c: str(k) for k, c in enumerate(scene.present_classes(), start=1)}
         # 1-based VOC corners read back as [xmin, ymin, w, h]: our box shifted by one pixel.
-        want = sorted((chains[o.cls], (x + 1.0, y + 1.0, float(w), float(h)))
-                      for o, (x, y, w, h) in zip(scene.objects, scene.boxes, strict=True))
+        want = sorted(
+            (chains[o.cls], (x + 1.0, y + 1.0, float(w), float(h)))
+            for o, (x, y, w, h) in zip(scene.objects, scene.boxes, strict=True)
+        )
         assert sorted(boxes) == want
         for line in (ent / "Sentences" / f"{scene.image_id}.txt").read_text().splitlines():
             text, phrases = parse_entities_sentence(line)

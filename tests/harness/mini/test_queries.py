@@ -36,11 +36,17 @@ def check_rules(scene, removed: set[str], present: set[str]) -> None:
     # Removed classes beyond the target are those mostly covered by some removed class's boxes.
     if len(removed) > 1:
         covered = [
-            c for c in removed
+            c
+            for c in removed
             if any(
-                (union(by_class[t], scene.width, scene.height) & union(by_class[c], scene.width, scene.height)).sum()
-                / union(by_class[c], scene.width, scene.height).sum() > TAU2
-                for t in removed if t != c
+                (
+                    union(by_class[t], scene.width, scene.height)
+                    & union(by_class[c], scene.width, scene.height)
+                ).sum()
+                / union(by_class[c], scene.width, scene.height).sum()
+                > TAU2
+                for t in removed
+                if t != c
             )
         ]
         assert len(covered) >= len(removed) - 1
@@ -65,7 +71,7 @@ def test_every_candidate_of_a_full_size_test_split_obeys_the_rules() -> None:
 
 
 def test_the_rules_bite_on_the_test_split() -> None:
-    """Nested objects make tau2 removals (a covered class goes too), and some removals are refused."""
+    """Nested objects make tau2 removals (a covered class goes too); some removals are refused."""
     cfg = MiniConfig(n_train=0, n_val=0, n_test=250)
     multi = refused = 0
     for s in iter_scenes(cfg):
@@ -96,8 +102,12 @@ def test_manifest_and_exact_images(small_world, small_config) -> None:
         assert scene.split == "test" and q["group"] in ("partner", "control")
         removed = set(q["removed_classes"])
         check_rules(scene, removed, set(q["present_classes"]))
-        want = sorted(b for o, b in zip(scene.objects, scene.boxes, strict=True) if o.cls in removed)
-        assert sorted(tuple(b) for b in q["removed_boxes"]) == [tuple(float(v) for v in b) for b in want]
+        want = sorted(
+            b for o, b in zip(scene.objects, scene.boxes, strict=True) if o.cls in removed
+        )
+        assert sorted(tuple(b) for b in q["removed_boxes"]) == [
+            tuple(float(v) for v in b) for b in want
+        ]
         got = np.asarray(Image.open(out / "decorrelated" / "images" / q["file_name"]))
         source = np.asarray(Image.open(out / "images" / "test" / scene.file_name))
         skip = [i for i, o in enumerate(scene.objects) if o.cls in removed]

@@ -48,7 +48,9 @@ def full_world(tmp_path_factory) -> Path:
     return out
 
 
-def test_shipped_ground_truth_is_what_prepare_makes_from_the_generated_world(full_world, tmp_path) -> None:
+def test_shipped_ground_truth_is_what_prepare_makes_from_the_generated_world(
+    full_world, tmp_path
+) -> None:
     """Regenerate the default world and rerun each task's own prepare: same bytes as shipped."""
     bids = registered()
     if not bids:
@@ -59,7 +61,9 @@ def test_shipped_ground_truth_is_what_prepare_makes_from_the_generated_world(ful
         returned = [Path(p) for p in task.prepare(b, str(full_world), tmp_path)]
         for f in b.files:
             rel = _shipped_path(f.path)
-            assert sha(_prepared_file(tmp_path / bid, rel, returned, len(b.files))) == SHA256[rel], bid
+            assert (
+                sha(_prepared_file(tmp_path / bid, rel, returned, len(b.files))) == SHA256[rel]
+            ), bid
 
 
 @pytest.mark.parametrize("bid", MINI_BENCHMARKS)
