@@ -21,7 +21,8 @@ MeansToMetrics = Callable[[Mapping[str, Mapping[str, np.ndarray]]], dict[str, np
 _CHUNK_ELEMENTS = 32_000_000
 
 
-# Populations whose rows take at most this many distinct values are resampled by category.
+# Rows are resampled by category when there are few distinct rows: always up to this many, and
+# up to a quarter of the rows beyond it (the multinomial costs O(patterns), gathering O(rows)).
 _MAX_PATTERNS = 256
 
 
@@ -37,7 +38,7 @@ def _resampled_means(values: np.ndarray, n_resamples: int, rng: np.random.Genera
     if n == 0:
         return np.full((n_resamples, d), np.nan)
     patterns, inverse = np.unique(values, axis=0, return_inverse=True)
-    if len(patterns) <= _MAX_PATTERNS:
+    if len(patterns) <= max(_MAX_PATTERNS, n // 4):
         freq = np.bincount(inverse.reshape(-1), minlength=len(patterns)) / n
         counts = rng.multinomial(n, freq, size=n_resamples)
         return counts @ patterns / n
