@@ -106,6 +106,15 @@ class CaptioningTask(TaskType):
             if not isinstance(p, dict):
                 continue
             iid, cap = p.get("image_id"), p.get("caption")
+            if isinstance(iid, float) and iid.is_integer():
+                # JSON Schema counts 391895.0 as an integer; ids are compared by type here
+                issues.add(
+                    "bad_image_id",
+                    pointer("predictions", j, "image_id"),
+                    f"image id {iid!r} is a float",
+                    f"write the id as an integer: {int(iid)}",
+                )
+                continue
             if isinstance(iid, bool) or not isinstance(iid, (int, str)):
                 continue  # the schema layer reports it
             k = index.get(iid)

@@ -80,6 +80,7 @@ def test_every_problem_is_listed(refs_file):
         {"image_id": 184613, "caption": 42},
         {"image_id": 184613, "caption": "x" * (MAX_CAPTION_CHARS + 1)},
         {"caption": "no id"},
+        {"image_id": 522418.0, "caption": "float id"},
     ]
     with pytest.raises(InvalidSubmission) as info:
         _validate(preds, refs_file)
@@ -91,6 +92,7 @@ def test_every_problem_is_listed(refs_file):
     assert ("duplicate_image", "/predictions/5/image_id") in got
     assert ("missing_images", "/predictions") in got
     assert any(c == "schema.required" for c, _ in got)
+    assert ("bad_image_id", "/predictions/7/image_id") in got
     hint = next(i.hint for i in info.value.issues if i.pointer == "/predictions/2/image_id")
     assert "write 522418" in hint
 
