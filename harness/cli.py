@@ -76,6 +76,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
 
+    p = sub.add_parser("import", help="convert another tool's prediction format into a vlbench submission")
+    p.add_argument("task", choices=["grounding"], help="task whose importer to use")
+    p.add_argument("predictions", help="the tool's prediction file (grounding: MDETR/GLIP records)")
+    p.add_argument("--benchmark", required=True)
+    p.add_argument("--out", required=True, help="submission file to write")
+    p.add_argument("--format", default="mdetr", help="grounding: mdetr or glip")
+    p.add_argument("--method", help="meta.method of the submission")
+    p.add_argument("--data-dir", help="prepared data folder")
+
     data = sub.add_parser("data", help="write the mini benchmark, or prepare a real benchmark's ground truth")
     dsub = data.add_subparsers(dest="data_command", metavar="DATA_COMMAND", parser_class=_Parser)
     p = dsub.add_parser("mini", help="write the mini benchmark's images and annotation files")
@@ -250,6 +259,17 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return EXIT_INVALID if report.invalid else EXIT_OK
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from tasks.grounding import importers
+
+    argv = [args.predictions, "--benchmark", args.benchmark, "--out", args.out, "--format", args.format]
+    if args.method:
+        argv += ["--method", args.method]
+    if args.data_dir:
+        argv += ["--data-dir", args.data_dir]
+    return importers.main(argv)
+
+
 def cmd_data(args: argparse.Namespace) -> int:
     if args.data_command == "mini":
         from harness.mini import write_mini_benchmark
@@ -274,6 +294,7 @@ COMMANDS = {
     "score": cmd_score,
     "compare": cmd_compare,
     "leaderboard": cmd_leaderboard,
+    "import": cmd_import,
     "data": cmd_data,
 }
 

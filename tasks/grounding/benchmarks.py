@@ -8,7 +8,7 @@ from harness.registry import Benchmark, DataFile, Metric
 from tasks.grounding.loaders import TYPES
 from tasks.grounding.task import GT_FILE, MEASURES, PROTOCOLS
 
-VERSION = "1"
+VERSION = "1.0"
 
 CITATION = (
     "Plummer et al., Flickr30k Entities: Collecting Region-to-Phrase Correspondences for Richer "

@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 
 from harness.errors import IssueList, UsageError, pointer
-from harness.registry import Benchmark, GroundTruthFiles, ItemTable, TaskScores, TaskType
+from harness.registry import (
+    Benchmark,
+    GroundTruthFiles,
+    ItemTable,
+    TaskScores,
+    TaskType,
+    prepare_target,
+)
 from tasks.grounding.loaders import (
     TYPES,
     GroundTruth,
@@ -530,7 +537,7 @@ class GroundingTask(TaskType):
         except (FileNotFoundError, ValueError, OSError) as exc:
             raise UsageError(f"cannot prepare {benchmark.id} from {source}: {exc}") from exc
         doc["benchmark"] = benchmark.id
-        return [write_ground_truth(doc, out_dir / GT_FILE)]
+        return [write_ground_truth(doc, prepare_target(benchmark, benchmark.files[0], data_dir))]
 
 
 def _download(repo_id: str) -> Path:

@@ -81,3 +81,15 @@ def test_command_line_reports_problems_without_traceback(data_dir, tmp_path, cap
     assert rc == 1 and "phrase_count" in capsys.readouterr().err
     rc = main([str(src), "--benchmark", "nope", "--out", str(tmp_path / "o.json")])
     assert rc == 2
+
+
+def test_vlbench_import_grounding(data_dir, tmp_path, capsys):
+    from harness.cli import main as vlbench
+
+    src = tmp_path / "mdetr.json"
+    src.write_text(json.dumps(MDETR))
+    out = tmp_path / "sub.json"
+    rc = vlbench(["import", "grounding", str(src), "--benchmark", BENCH, "--out", str(out),
+                  "--format", "glip", "--data-dir", str(data_dir)])
+    assert rc == 0
+    assert score_file(out, data_dir=data_dir, bootstrap=0).result.scores["R@1"] == 4 / 7
