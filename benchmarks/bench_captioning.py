@@ -112,7 +112,7 @@ def run_vlbench(cands, refs):
         corpus = M.Corpus.build(tc, tr)
         stats = M.bleu_stats(corpus)
         cd, c = M.cider_scores(corpus)
-        return tc, tr, n_jar, M.corpus_bleu(stats), M.rouge_l(tc, tr), cd, c
+        return tc, tr, n_jar, M.corpus_bleu(stats), M.rouge_l(tc, tr, corpus=corpus), cd, c
 
     t["tokenize+BLEU+ROUGE-L+CIDEr-D+CIDEr"], (tc, tr, n_jar, bleu, rouge, cider_d, _) = timed(fast_part)
 

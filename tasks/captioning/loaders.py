@@ -60,6 +60,8 @@ def _read_json(path: Path) -> Any:
 
 
 def _check_captions(ids: Sequence[ImageId], caps: Sequence[Sequence[str]], where: str) -> None:
+    if not ids:
+        raise UsageError(f"{where}: no image with reference captions")
     seen: set[ImageId] = set()
     for i, c in zip(ids, caps, strict=False):
         if i in seen:

@@ -22,7 +22,7 @@ from tasks.captioning.metrics import METEOR_STATS
 # As pycocoevalcap: java -jar -Xmx2G meteor-1.5.jar - - -stdio -l en -norm
 METEOR_ARGS = ["-", "-", "-stdio", "-l", "en", "-norm"]
 # Serial GC and a large young generation: loading the paraphrase table allocates millions of
-# short-lived objects; this cut the JVM's start-up CPU time by about 15% here. (C1-only JIT,
+# short-lived objects; in one measurement here this cut the start-up CPU time by about 15%. (C1-only JIT,
 # -XX:TieredStopAtLevel=1, made it slower.)
 JVM_FLAGS = ["-Xmx2G", "-Xms2G", "-Xmn1G", "-XX:+UseSerialGC"]
 

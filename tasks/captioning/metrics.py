@@ -9,6 +9,7 @@ single space (`str.split(" ")`, so "" is one empty token), exactly as the refere
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -129,18 +130,31 @@ class Corpus:
     ref_len: np.ndarray
     grams: list[NGrams]  # captions: candidates 0..n_images-1, then references in order
 
+    # the flat token ids of all captions (candidates, then references), for ROUGE-L's reuse
+    tok: np.ndarray | None = None
+    lengths: np.ndarray | None = None
+    vocab_size: int = 0
+    single_spaced: bool = False  # every caption is "" or tokens joined by single spaces
+
     @classmethod
     def build(cls, cands: Sequence[str], refs: Sequence[Sequence[str]]) -> Corpus:
-        cand_toks = [c.split() for c in cands]
-        ref_toks = [r.split() for rs in refs for r in rs]
+        flat = [*cands, *(r for rs in refs for r in rs)]
+        toks = [c.split() for c in flat]
         ref_image = np.repeat(np.arange(len(refs), dtype=np.int64), [len(rs) for rs in refs])
-        grams = index_ngrams(cand_toks + ref_toks)
+        tok, lengths, v = token_ids(toks)
+        n = len(cands)
+        joined = "\n".join(flat)
         return cls(
-            n_images=len(cands),
+            n_images=n,
             ref_image=ref_image,
-            cand_len=np.fromiter((len(t) for t in cand_toks), np.int64, len(cand_toks)),
-            ref_len=np.fromiter((len(t) for t in ref_toks), np.int64, len(ref_toks)),
-            grams=grams,
+            cand_len=lengths[:n],
+            ref_len=lengths[n:],
+            grams=index_ngram_ids(tok, lengths, v),
+            tok=tok,
+            lengths=lengths,
+            vocab_size=v,
+            # then str.split(" ") gives the same tokens as str.split(), except "" -> [""]
+            single_spaced=_IRREGULAR_SPACE.search(joined) is None,
         )
 
     def split(self, g: NGrams) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
@@ -150,6 +164,9 @@ class Corpus:
         r_idx = g.cap[~is_cand] - self.n_images
         r = (r_idx, self.ref_image[r_idx], g.gram[~is_cand], g.count[~is_cand])
         return c, r
+
+
+_IRREGULAR_SPACE = re.compile(r"[^\S\n ]|  |^ | $", re.MULTILINE)
 
 
 def _lookup(keys_sorted: np.ndarray, values: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -300,28 +317,40 @@ def cider_scores(corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
 # ROUGE-L
 
 
-def rouge_l(cands: Sequence[str], refs: Sequence[Sequence[str]], beta: float = ROUGE_BETA) -> np.ndarray:
+def rouge_l(
+    cands: Sequence[str], refs: Sequence[Sequence[str]], beta: float = ROUGE_BETA, corpus: Corpus | None = None
+) -> np.ndarray:
     """Per-image ROUGE-L: LCS on single-space tokens; P and R maxima over references taken
-    independently; F = (1 + b^2) P R / (R + b^2 P), 0 if either is 0."""
+    independently; F = (1 + b^2) P R / (R + b^2 P), 0 if either is 0.
+
+    `corpus` (built from the same captions) lends its token ids when they are the same tokens."""
     n = len(cands)
-    lists = [c.split(" ") for c in cands] + [r.split(" ") for rs in refs for r in rs]
-    tok, lengths, _ = token_ids(lists)
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    if corpus is not None and corpus.single_spaced and corpus.tok is not None and corpus.lengths is not None:
+        tok, lengths, empty_id = corpus.tok, corpus.lengths, corpus.vocab_size
+    else:
+        lists = [c.split(" ") for c in cands] + [r.split(" ") for rs in refs for r in rs]
+        tok, lengths, _ = token_ids(lists)
+        empty_id = -3  # unused: "" is already a token here
+    # "".split(" ") is [""]: one empty token, which matches only another empty caption
+    empty = lengths == 0
+    lengths = np.maximum(lengths, 1)
+    starts = np.concatenate(([0], np.cumsum(np.where(empty, 0, lengths))[:-1])).astype(np.int64)
     img = np.repeat(np.arange(n, dtype=np.int64), [len(rs) for rs in refs])
     ref_cap = n + np.arange(len(img), dtype=np.int64)
     lc = lengths[img]
     lr = lengths[ref_cap]
     lcs = np.zeros(len(img), dtype=np.int64)
     short = lr <= 64
+    log_lc = np.ceil(np.log2(lc)).astype(np.int64)
     # bit-parallel LCS (Hyyro 2004) for references up to 64 tokens, one uint64 per pair
-    for b in np.unique(np.ceil(np.log2(np.maximum(lc[short], 1))).astype(np.int64)):
-        sel = np.flatnonzero(short & (np.ceil(np.log2(np.maximum(lc, 1))).astype(np.int64) == b))
-        lcs[sel] = _lcs_bitparallel(
-            _padded(tok, starts[img[sel]], lc[sel], -1), _padded(tok, starts[ref_cap[sel]], lr[sel], -2), lr[sel]
-        )
+    for b in np.unique(log_lc[short]):
+        sel = np.flatnonzero(short & (log_lc == b))
+        a = _padded(tok, starts[img[sel]], lc[sel], -1, empty[img[sel]], empty_id)
+        r = _padded(tok, starts[ref_cap[sel]], lr[sel], -2, empty[ref_cap[sel]], empty_id)
+        lcs[sel] = _lcs_bitparallel(a, r, lr[sel])
     for p in np.flatnonzero(~short):  # rare: the plain dynamic program
-        a = tok[starts[img[p]] : starts[img[p]] + lc[p]][None, :]
-        r = tok[starts[ref_cap[p]] : starts[ref_cap[p]] + lr[p]][None, :]
+        a = _padded(tok, starts[img[p : p + 1]], lc[p : p + 1], -1, empty[img[p : p + 1]], empty_id)
+        r = _padded(tok, starts[ref_cap[p : p + 1]], lr[p : p + 1], -2, empty[ref_cap[p : p + 1]], empty_id)
         lcs[p] = _lcs_batch(a, r)[0]
     with np.errstate(invalid="ignore", divide="ignore"):
         prec = lcs / lc
@@ -336,12 +365,15 @@ def rouge_l(cands: Sequence[str], refs: Sequence[Sequence[str]], beta: float = R
     return out
 
 
-def _padded(tok: np.ndarray, starts: np.ndarray, lengths: np.ndarray, pad: int) -> np.ndarray:
+def _padded(tok: np.ndarray, starts: np.ndarray, lengths: np.ndarray, pad: int,
+            empty: np.ndarray, empty_id: int) -> np.ndarray:
     width = int(lengths.max(initial=1))
     cols = np.arange(width, dtype=np.int64)
-    inside = cols[None, :] < lengths[:, None]
+    inside = (cols[None, :] < lengths[:, None]) & ~empty[:, None]
     idx = np.where(inside, starts[:, None] + cols[None, :], 0)
-    return np.where(inside, tok[idx] if len(tok) else pad, pad)
+    out = np.where(inside, tok[idx] if len(tok) else pad, pad)
+    out[empty, 0] = empty_id
+    return out
 
 
 def _lcs_bitparallel(a: np.ndarray, b: np.ndarray, lb: np.ndarray) -> np.ndarray:

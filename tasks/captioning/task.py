@@ -250,7 +250,7 @@ def score_captions(captions: list[str], refs: References, warnings: list[str] | 
         bleu = M.corpus_bleu(bleu_stats)
         bleu_img = M.bleu_from_stats(bleu_stats)
         cider_d, cider = M.cider_scores(corpus)
-        rouge = M.rouge_l(cands, tok_refs)
+        rouge = M.rouge_l(cands, tok_refs, corpus=corpus)
 
         meteor_stats = None
         if proc is not None:

@@ -96,3 +96,11 @@ def test_line_separators_become_spaces(sep):
     out, _ = tokenize(caps)
     assert out == ["a red bus", "-lrb- a -rrb- second caption", "third -lrb- one -rrb-", "last"]
     assert jar_tokenize(caps) == out
+
+
+def test_fast_path_on_a_files_last_line():
+    """pycocoevalcap's files end without a newline; the fast path must hold there too."""
+    from tasks.captioning.ptb import _run_jar, _strip_punctuation
+
+    for c in ["a dog.", "it's.", "don't!", "well-known.", "10.", "he cannot.", "two dogs .", "x -"]:
+        assert fast_tokenize(c) == _strip_punctuation(_run_jar(c, None)[0]), c

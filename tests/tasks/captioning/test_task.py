@@ -61,6 +61,12 @@ def test_reference_formats_agree(tmp_path, refs_file):
     bad.write_text(json.dumps({"foo": 1}))
     with pytest.raises(UsageError, match="not a COCO captions"):
         load_references(bad)
+    bad.write_text(json.dumps({"images": [], "annotations": []}))
+    with pytest.raises(UsageError, match="no image"):
+        load_references(bad)
+    bad.write_text(json.dumps(coco_captions_doc({1: ["a cat"], 2: []})))
+    with pytest.raises(UsageError, match="image 2 has no reference"):
+        load_references(bad)
 
 
 def test_valid_bare_list_and_empty_caption_warning(refs_file):
