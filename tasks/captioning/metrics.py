@@ -112,7 +112,8 @@ def index_ngram_ids(tok: np.ndarray, lengths: np.ndarray, v: int, max_n: int = M
                 ids, n_ids = _rank(prev * v + nxt)
         caps = cap_of[valid]
         grams = ids[valid]
-        dense, n_dense = _rank(grams) if len(grams) else (grams, 0)
+        # unigram ids are already dense
+        dense, n_dense = (grams, v) if n == 1 else (_rank(grams) if len(grams) else (grams, 0))
         key = caps * max(1, n_dense) + dense
         uniq, counts = _sorted_unique(key)
         width = max(1, n_dense)
@@ -139,11 +140,18 @@ class Corpus:
     @classmethod
     def build(cls, cands: Sequence[str], refs: Sequence[Sequence[str]]) -> Corpus:
         flat = [*cands, *(r for rs in refs for r in rs)]
-        toks = [c.split() for c in flat]
         ref_image = np.repeat(np.arange(len(refs), dtype=np.int64), [len(rs) for rs in refs])
-        tok, lengths, v = token_ids(toks)
         n = len(cands)
         joined = "\n".join(flat)
+        single_spaced = joined.count("\n") == len(flat) - 1 and _single_spaced(joined)
+        if single_spaced:  # one C-level split for all captions; lengths by counting spaces
+            words = joined.split()
+            vocab = {w: i for i, w in enumerate(dict.fromkeys(words))}
+            tok = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
+            lengths = np.fromiter((c.count(" ") + 1 if c else 0 for c in flat), np.int64, len(flat))
+            v = len(vocab)
+        else:
+            tok, lengths, v = token_ids([c.split() for c in flat])
         return cls(
             n_images=n,
             ref_image=ref_image,
@@ -154,7 +162,7 @@ class Corpus:
             lengths=lengths,
             vocab_size=v,
             # then str.split(" ") gives the same tokens as str.split(), except "" -> [""]
-            single_spaced=_IRREGULAR_SPACE.search(joined) is None,
+            single_spaced=single_spaced,
         )
 
     def split(self, g: NGrams) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
@@ -167,6 +175,16 @@ class Corpus:
 
 
 _IRREGULAR_SPACE = re.compile(r"[^\S\n ]|  |^ | $", re.MULTILINE)
+_ASCII_OTHER_SPACE = re.compile(r"[\t\x0b-\x0d\x1c-\x1f]")
+
+
+def _single_spaced(joined: str) -> bool:
+    """No line of `joined` has a leading, trailing or double space, or other whitespace."""
+    if "  " in joined or "\n " in joined or " \n" in joined or joined[:1] == " " or joined[-1:] == " ":
+        return False
+    if joined.isascii():  # plain substring and char-class scans: 10x faster than the regex
+        return _ASCII_OTHER_SPACE.search(joined) is None
+    return _IRREGULAR_SPACE.search(joined) is None
 
 
 def _lookup(keys_sorted: np.ndarray, values: np.ndarray, query: np.ndarray) -> np.ndarray:
