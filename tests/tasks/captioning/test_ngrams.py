@@ -1,0 +1,36 @@
+"""The vectorised n-gram index against plain Python counting, on both of its id schemes (n-grams
+packed into int64 for small vocabularies, ranked for large ones)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import numpy as np
+import pytest
+
+from tasks.captioning.metrics import index_ngram_ids
+
+
+def _signatures(pairs) -> Counter:
+    """For each n-gram (or id): its sorted (caption, count) list; the multiset of those lists.
+    Equal multisets mean the same counts per caption under a one-to-one relabelling."""
+    by_key: dict = defaultdict(list)
+    for (cap, key), count in pairs:
+        by_key[key].append((cap, count))
+    return Counter(tuple(sorted(v)) for v in by_key.values())
+
+
+@pytest.mark.parametrize("vocab", [50, 2**20])
+def test_index_matches_counting(vocab):
+    rng = np.random.default_rng(0)
+    captions = [[int(w) for w in rng.integers(0, vocab, size=rng.integers(0, 12))] for _ in range(400)]
+    captions += [[3, 3, 3, 3, 3], [], [7], [1, 2, 1, 2, 1, 2]]
+    tok = np.array([w for c in captions for w in c], dtype=np.int64)
+    lengths = np.array([len(c) for c in captions], dtype=np.int64)
+    for n, g in enumerate(index_ngram_ids(tok, lengths, vocab), start=1):
+        want = Counter(
+            (c, tuple(t[i : i + n])) for c, t in enumerate(captions) for i in range(len(t) - n + 1)
+        )
+        got = zip(zip(g.cap.tolist(), g.gram.tolist(), strict=True), g.count.tolist(), strict=True)
+        assert _signatures(got) == _signatures(want.items())
+        assert g.n_grams >= len({k for _, k in want})
