@@ -2,7 +2,7 @@
 (`shared/reference/caption_metrics.md` §2), vectorised with numpy.
 
 Inputs: `cands[i]` is the tokenized candidate of image i, `refs[i]` its list of tokenized
-references. BLEU, CIDEr and METEOR split tokens on any whitespace (`str.split()`), ROUGE-L on a
+references. BLEU and CIDEr split tokens on any whitespace (`str.split()`), ROUGE-L on a
 single space (`str.split(" ")`, so "" is one empty token), exactly as the reference does.
 """
 
@@ -78,13 +78,9 @@ def token_ids(token_lists: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndar
     return tok, lengths, len(vocab)
 
 
-def index_ngrams(token_lists: Sequence[Sequence[str]], max_n: int = MAX_N) -> list[NGrams]:
-    """Per order n = 1..max_n, the distinct (caption, n-gram) pairs and counts of every caption."""
-    tok, lengths, v = token_ids(token_lists)
-    return index_ngram_ids(tok, lengths, v, max_n)
-
-
 def index_ngram_ids(tok: np.ndarray, lengths: np.ndarray, v: int, max_n: int = MAX_N) -> list[NGrams]:
+    """Per order n = 1..max_n, the distinct (caption, n-gram) pairs and counts of every caption,
+    from flat token ids (`tok`, ids < v) and caption lengths."""
     total = len(tok)
     n_caps = len(lengths)
     v = max(1, v)

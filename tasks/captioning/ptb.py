@@ -92,8 +92,6 @@ def _chunk_tokens(chunk: str, out: list[str]) -> bool:
             if clitic:
                 return False
             out.extend(split)
-        elif body.endswith("n't"):  # unreachable: the apostrophe is not in the body pattern
-            return False
         else:
             out.append(body)
     else:
