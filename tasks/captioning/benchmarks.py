@@ -25,7 +25,7 @@ CITATION_COCO = (
 COCO_KARPATHY_TEST = Benchmark(
     id="coco-karpathy-test",
     task="captioning",
-    version="1",
+    version="1.0",
     description="COCO captions, Karpathy test split (5,000 val2014 images, about 5 references each)",
     files=(DataFile("references", "references.json", sha256=None),),
     metrics=METRICS,
@@ -40,7 +40,7 @@ COCO_KARPATHY_TEST = Benchmark(
 MINI_CAPTIONS = Benchmark(
     id="mini-captions",
     task="captioning",
-    version="1",
+    version="1.0",
     description="vlbench-mini captions: test split of the generated mini world (no download)",
     files=(mini_file("references", "captions/references.json"),),
     metrics=METRICS,
