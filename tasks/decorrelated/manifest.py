@@ -157,6 +157,28 @@ class CaptionIndex:
     def all_int(self) -> bool:
         return self._ints is not None
 
+    def rows(self, ids: Sequence[Any]) -> np.ndarray:
+        """Row of every id (a JSON int, or a string in canonical form), -1 where unknown."""
+        if self._ints is None:
+            get = self._dict.get
+            return np.fromiter((get(canonical_id(x), -1) for x in ids), dtype=np.int64, count=len(ids))
+        values = np.fromiter((_as_int(x) for x in ids), dtype=np.int64, count=len(ids))
+        if not len(self._sorted):
+            return np.full(len(ids), -1, dtype=np.int64)
+        pos = np.searchsorted(self._sorted, values).clip(0, len(self._sorted) - 1)
+        hit = (self._sorted[pos] == values) & (values >= 0)
+        return np.where(hit, self._order[pos], -1)
+
+
+def _as_int(x: Any) -> int:
+    """The integer a caption id denotes in canonical form (JSON int, or its decimal string); -1
+    when it denotes none (ids are non-negative, so -1 never matches)."""
+    if type(x) is int:
+        return x if 0 <= x < 2**63 else -1
+    if type(x) is str and x.isascii() and x.isdigit() and (len(x) == 1 or x[0] != "0") and len(x) < 19:
+        return int(x)
+    return -1
+
 
 @dataclass
 class GroundTruth:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import IssueList, UsageError, pointer
+from harness.errors import IssueList, UsageError
 from harness.registry import (
     Benchmark,
     GroundTruthFiles,
@@ -18,54 +18,27 @@ from harness.registry import (
     TaskType,
     prepare_target,
 )
-from tasks.decorrelated.manifest import CaptionIndex, GroundTruth, load_manifest, write_manifest
+from tasks.decorrelated.manifest import GroundTruth, load_manifest, write_manifest
 from tasks.decorrelated.metrics import KS, average_precision_at_k, relevance
+from tasks.ranked_lists import ID_TYPES, RankedListSpec, parse_ranked_lists
 
 POPULATION = "image_to_text"
 K = max(KS)
-_ID_TYPES = {int, str}
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _key(x: Any) -> str | None:
-    """Canonical caption id: a JSON integer becomes its decimal string; other types have none."""
-    t = type(x)
-    if t is str:
-        return x
-    if t is int:
-        return str(x)
-    return None
-
-
-def _as_int(x: Any) -> int | None:
-    """The integer a caption id denotes in canonical form (JSON int, or its decimal string)."""
-    t = type(x)
-    if t is int:
-        return x if 0 <= x < 2**63 else None
-    if t is str and x.isascii() and x.isdigit() and (len(x) == 1 or x[0] != "0") and len(x) < 19:
-        return int(x)
-    return None
-
-
-def _lookup(lists: list[list[Any]], index: CaptionIndex) -> list[list[int | None]]:
-    """Gallery rows of every listed id (None: unknown or not an id), one batched lookup."""
-    flat = [x for ranked in lists for x in ranked]
-    if index.all_int:
-        as_int = [_as_int(x) for x in flat]
-        found = iter(index.lookup_ints([v for v in as_int if v is not None]))
-        rows = [next(found) if v is not None else None for v in as_int]
-    else:
-        rows = [index.get(k) if (k := _key(x)) is not None else None for x in flat]
-    out: list[list[int | None]] = []
-    start = 0
-    for ranked in lists:
-        out.append(rows[start : start + len(ranked)])
-        start += len(ranked)
-    return out
+def ranked_list_spec(gt: GroundTruth) -> RankedListSpec:
+    return RankedListSpec(
+        section=POPULATION,
+        query_ids=gt.query_ids,
+        rows_of=gt.caption_index.rows,
+        k=K,
+        metric=f"ODmAP@{K}",
+        query_noun="query",
+        item_noun="caption",
+        gallery_name="the gallery (train+val+test captions)",
+        unknown_item_hint="rank caption ids (Karpathy sentids) of the benchmark's gallery",
+        unknown_query_hint="keys are the query ids of the benchmark's manifest (queries[].id)",
+    )
 
 
 class DecorrelatedRetrievalTask(TaskType):
@@ -85,7 +58,7 @@ class DecorrelatedRetrievalTask(TaskType):
         lists = section.values()
         if not all(type(v) is list for v in lists):
             return False
-        return set(map(type, chain.from_iterable(lists))) <= _ID_TYPES
+        return set(map(type, chain.from_iterable(lists))) <= ID_TYPES
 
     def check(
         self, predictions: Any, ground_truth: GroundTruth, benchmark: Benchmark, issues: IssueList
@@ -93,90 +66,7 @@ class DecorrelatedRetrievalTask(TaskType):
         """(Q, 10) gallery indices of each query's top 10, in manifest query order."""
         if not isinstance(predictions, dict):
             return None
-        section = predictions.get(POPULATION)
-        if not isinstance(section, dict):
-            return None  # the schema layer reports it
-        gt = ground_truth
-        ok = True
-        for key in section:
-            if key not in gt.query_index:
-                ok = False
-                issues.add(
-                    "unknown_query_id",
-                    pointer("predictions", POPULATION, key),
-                    f"{_short(key)} is not a query id of this benchmark",
-                    "keys are the query ids of the benchmark's manifest (queries[].id)",
-                )
-        ranks = np.zeros((len(gt.query_ids), K), dtype=np.int64)
-        lists = {qid: v for qid in gt.query_ids if isinstance(v := section.get(qid), list)}
-        rows = dict(zip(lists, _lookup(list(lists.values()), gt.caption_index), strict=True))
-        for row, qid in enumerate(gt.query_ids):
-            ranked = section.get(qid)
-            if ranked is None:
-                ok = False
-                issues.add(
-                    "missing_query",
-                    pointer("predictions", POPULATION, qid),
-                    f"no ranked list for query {qid}",
-                    f"every query needs a list of at least {K} caption ids",
-                )
-                continue
-            if not isinstance(ranked, list):
-                ok = False
-                continue
-            indices = self._indices(qid, ranked, rows[qid], issues)
-            if indices is None:
-                ok = False
-                continue
-            if len(indices) < K:
-                ok = False
-                issues.add(
-                    "list_too_short",
-                    pointer("predictions", POPULATION, qid),
-                    f"{len(indices)} caption ids; at least {K} are needed for ODmAP@{K}",
-                    "submit the top 10 (or more) caption ids per query",
-                )
-                continue
-            ranks[row] = indices[:K]
-        return ranks if ok else None
-
-    @staticmethod
-    def _indices(qid: str, ranked: list[Any], rows: list[int | None], issues: IssueList) -> list[int] | None:
-        if None in rows:
-            for pos, (x, i) in enumerate(zip(ranked, rows, strict=True)):
-                if i is not None:
-                    continue
-                if _key(x) is not None:
-                    issues.add(
-                        "unknown_id",
-                        pointer("predictions", POPULATION, qid, pos),
-                        f"{_short(x)} is not a caption id of the gallery (train+val+test captions)",
-                        "rank caption ids (Karpathy sentids) of the benchmark's gallery",
-                    )
-                elif type(x) is float and x.is_integer():
-                    # JSON Schema counts 12.0 as an integer; ids are exact tokens.
-                    issues.add(
-                        "float_id",
-                        pointer("predictions", POPULATION, qid, pos),
-                        f"{_short(x)} is a number with a decimal point; ids are integers or strings",
-                        f"write {int(x)} (or \"{int(x)}\")",
-                    )
-                # other types (null, bool, objects) are reported by the schema layer
-            return None
-        indices: list[int] = rows  # type: ignore[assignment]
-        if len(set(indices)) != len(indices):
-            seen: set[int] = set()
-            for pos, i in enumerate(indices):
-                if i in seen:
-                    issues.add(
-                        "duplicate_id_in_list",
-                        pointer("predictions", POPULATION, qid, pos),
-                        f"{_short(ranked[pos])} appears more than once in this ranked list",
-                        "each caption id may appear once per ranked list",
-                    )
-                seen.add(i)
-            return None
-        return indices
+        return parse_ranked_lists(ranked_list_spec(ground_truth), predictions.get(POPULATION), issues)
 
     def item_table(self, ranks: np.ndarray, gt: GroundTruth) -> ItemTable:
         rel = relevance(gt.caption_masks[ranks], gt.removed, gt.present)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import IssueList, pointer
+from harness.errors import IssueList
 from harness.registry import (
     Benchmark,
     GroundTruthFiles,
@@ -18,6 +18,7 @@ from harness.registry import (
     TaskType,
     prepare_target,
 )
+from tasks.ranked_lists import ID_TYPES, RankedListSpec, dict_rows_of, parse_ranked_lists
 from tasks.retrieval.ground_truth import (
     RetrievalGroundTruth,
     build_ground_truth,
@@ -29,167 +30,40 @@ from tasks.retrieval.metrics import KS, image_to_text_hits, text_to_image_hits
 
 DIRECTIONS = ("image_to_text", "text_to_image")
 PREFIX = {"image_to_text": "i2t", "text_to_image": "t2i"}
-_ID_TYPES = {int, str}
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-class RankedLists:
-    """Validates one direction's ranked lists and turns them into a (n_queries, K) index matrix."""
-
-    def __init__(
-        self,
-        direction: str,
-        query_ids: list[str],
-        gallery_lookup: Mapping[Any, int],
-        query_fold: np.ndarray,
-        gallery_fold: np.ndarray,
-        folds: int,
-        k: int,
-    ) -> None:
-        self.direction = direction
-        self.query_ids = query_ids
-        self.lookup = gallery_lookup
-        self.query_fold = query_fold
-        self.gallery_fold = gallery_fold
-        self.folds = folds
-        self.k = k
-        self.query_noun, self.item_noun = (
-            ("image", "caption") if direction == "image_to_text" else ("caption", "image")
-        )
-
-    def parse(self, section: Any, issues: IssueList) -> np.ndarray | None:
-        if not isinstance(section, dict):
-            return None  # the schema layer reports it
-        ranks = self._parse_fast(section)
-        return ranks if ranks is not None else self._parse_reporting(section, issues)
-
-    def _parse_fast(self, section: dict[str, Any]) -> np.ndarray | None:
-        """The whole direction at once: one C-level id lookup, then numpy checks.
-
-        Returns None at the first sign of any problem; `_parse_reporting` then walks the lists one
-        by one to say exactly what and where. A per-list Python loop here was 3x slower.
-        """
-        if len(section) != len(self.query_ids):
-            return None
-        lists = [section.get(q) for q in self.query_ids]
-        if None in lists or not all(type(x) is list for x in lists):
-            return None
-        lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-        flat = list(chain.from_iterable(lists))
-        if not set(map(type, flat)) <= _ID_TYPES:
-            return None
-        try:
-            items = np.fromiter(map(self.lookup.__getitem__, flat), dtype=np.int64, count=len(flat))
-        except KeyError:
-            return None
-        rows = np.repeat(np.arange(len(lists)), lengths)
-        # Duplicates within a list: equal (row, item) keys after sorting.
-        keys = np.sort(rows * (int(items.max(initial=0)) + 1) + items)
-        if np.any(keys[1:] == keys[:-1]):
-            return None
-        if self.folds > 1:
-            keep = self.gallery_fold[items] == self.query_fold[rows]
-            items, rows = items[keep], rows[keep]
-            lengths = np.bincount(rows, minlength=len(lists))
-        if lengths.min(initial=self.k) < self.k:
-            return None
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        return items[starts[:, None] + np.arange(self.k)[None, :]]
-
-    def _parse_reporting(self, section: dict[str, Any], issues: IssueList) -> np.ndarray | None:
-        ranks = np.zeros((len(self.query_ids), self.k), dtype=np.int64)
-        ok = True
-        known_queries = {q: i for i, q in enumerate(self.query_ids)}
-        for key in section:
-            if key not in known_queries:
-                ok = False
-                issues.add(
-                    "unknown_query_id",
-                    pointer("predictions", self.direction, key),
-                    f"{_short(key)} is not a test {self.query_noun} id of this benchmark",
-                    f"keys of {self.direction} are the {self.query_noun} ids of the test split",
-                )
-        for row, qid in enumerate(self.query_ids):
-            ranked = section.get(qid)
-            if ranked is None:
-                ok = False
-                issues.add(
-                    "missing_query",
-                    pointer("predictions", self.direction, qid),
-                    f"no ranked list for test {self.query_noun} {qid}",
-                    f"every test {self.query_noun} needs a list of at least {self.k} ids",
-                )
-                continue
-            if not isinstance(ranked, list):
-                ok = False
-                continue
-            indices = self._indices(qid, ranked, issues)
-            if indices is None:
-                ok = False
-                continue
-            if self.folds > 1:
-                fold = self.query_fold[row]
-                indices = [i for i in indices if self.gallery_fold[i] == fold]
-            if len(indices) < self.k:
-                ok = False
-                where = " in the query's 1K fold" if self.folds > 1 else ""
-                issues.add(
-                    "list_too_short",
-                    pointer("predictions", self.direction, qid),
-                    f"{len(indices)} {self.item_noun} ids{where}; at least {self.k} are needed for R@{self.k}",
-                    "submit the top 10 (or more) ids per query"
-                    + ("; for coco-1k rank within the query's fold of 1,000 images" if self.folds > 1 else ""),
-                )
-                continue
-            ranks[row] = indices[: self.k]
-        return ranks if ok else None
-
-    def _indices(self, qid: str, ranked: list[Any], issues: IssueList) -> list[int] | None:
-        try:
-            if not set(map(type, ranked)) <= _ID_TYPES:
-                self._report_float_ids(qid, ranked, issues)
-                return None
-            indices = [self.lookup[x] for x in ranked]
-        except KeyError:
-            for pos, x in enumerate(ranked):
-                if x not in self.lookup:
-                    issues.add(
-                        "unknown_id",
-                        pointer("predictions", self.direction, qid, pos),
-                        f"{_short(x)} is not a {self.item_noun} id of this benchmark's test split",
-                        f"rank only the benchmark's test {self.item_noun}s (vlbench tasks; see the README)",
-                    )
-            return None
-        if len(set(indices)) != len(indices):
-            seen: set[int] = set()
-            for pos, i in enumerate(indices):
-                if i in seen:
-                    issues.add(
-                        "duplicate_id_in_list",
-                        pointer("predictions", self.direction, qid, pos),
-                        f"{_short(ranked[pos])} appears more than once in this ranked list",
-                        "each id may appear once per ranked list",
-                    )
-                seen.add(i)
-            return None
-        return indices
-
-
-    def _report_float_ids(self, qid: str, ranked: list[Any], issues: IssueList) -> None:
-        # JSON Schema counts 12.0 as an integer, so the schema layer passes it; ids are exact
-        # tokens, so say so here. Other wrong types (bool, null, objects) the schema reports.
-        for pos, x in enumerate(ranked):
-            if type(x) is float and x.is_integer():
-                issues.add(
-                    "float_id",
-                    pointer("predictions", self.direction, qid, pos),
-                    f"{_short(x)} is a number with a decimal point; ids are integers or strings",
-                    f"write {int(x)} (or \"{int(x)}\")",
-                )
+def ranked_list_specs(gt: RetrievalGroundTruth, k: int) -> dict[str, RankedListSpec]:
+    folded = gt.folds > 1
+    return {
+        "image_to_text": RankedListSpec(
+            section="image_to_text",
+            query_ids=gt.images,
+            rows_of=dict_rows_of(gt.caption_index),
+            k=k,
+            metric=f"R@{k}",
+            query_noun="test image",
+            item_noun="caption",
+            gallery_name="this benchmark's test split",
+            unknown_item_hint="rank only the benchmark's test captions (vlbench tasks; see the README)",
+            unknown_query_hint="keys of image_to_text are the image ids of the test split",
+            query_fold=gt.image_fold if folded else None,
+            gallery_fold=gt.caption_fold if folded else None,
+        ),
+        "text_to_image": RankedListSpec(
+            section="text_to_image",
+            query_ids=gt.captions,
+            rows_of=dict_rows_of(gt.image_index),
+            k=k,
+            metric=f"R@{k}",
+            query_noun="test caption",
+            item_noun="image",
+            gallery_name="this benchmark's test split",
+            unknown_item_hint="rank only the benchmark's test images (vlbench tasks; see the README)",
+            unknown_query_hint="keys of text_to_image are the caption ids of the test split",
+            query_fold=gt.caption_fold if folded else None,
+            gallery_fold=gt.image_fold if folded else None,
+        ),
+    }
 
 
 class RetrievalTask(TaskType):
@@ -210,7 +84,7 @@ class RetrievalTask(TaskType):
             lists = section.values()
             if not all(type(v) is list for v in lists):
                 return False
-            if not set(map(type, chain.from_iterable(lists))) <= _ID_TYPES:
+            if not set(map(type, chain.from_iterable(lists))) <= ID_TYPES:
                 return False
         return True
 
@@ -219,17 +93,8 @@ class RetrievalTask(TaskType):
     ) -> dict[str, np.ndarray] | None:
         if not isinstance(predictions, dict):
             return None
-        gt = ground_truth
-        k = max(KS)
-        parsers = {
-            "image_to_text": RankedLists(
-                "image_to_text", gt.images, gt.caption_index, gt.image_fold, gt.caption_fold, gt.folds, k
-            ),
-            "text_to_image": RankedLists(
-                "text_to_image", gt.captions, gt.image_index, gt.caption_fold, gt.image_fold, gt.folds, k
-            ),
-        }
-        parsed = {d: parsers[d].parse(predictions.get(d), issues) for d in DIRECTIONS if d in predictions}
+        specs = ranked_list_specs(ground_truth, max(KS))
+        parsed = {d: parse_ranked_lists(specs[d], predictions[d], issues) for d in DIRECTIONS if d in predictions}
         if any(v is None for v in parsed.values()) or len(parsed) != 2:
             return None
         return parsed
