@@ -78,3 +78,73 @@ def test_fast_structure_check_implies_schema_valid(predictions) -> None:
         issues = IssueList()
         schema_issues(predictions, task.schema_path(), issues)
         assert not issues, issues.report()
+
+
+def _mutations(doc):
+    """Structure-preserving damage to a valid predictions document: one leaf replaced."""
+    leaf_values = st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6) | st.just([]) | st.just({})
+
+    def paths(node, prefix=()):
+        if isinstance(node, dict):
+            for k, v in list(node.items())[:5]:
+                yield from paths(v, (*prefix, k))
+        elif isinstance(node, list):
+            for i, v in enumerate(node[:5]):
+                yield from paths(v, (*prefix, i))
+        yield prefix
+
+    candidates = list(paths(doc))
+
+    @st.composite
+    def mutate(draw):
+        import copy
+
+        new = copy.deepcopy(doc)
+        path = draw(st.sampled_from(candidates))
+        value = draw(leaf_values)
+        if not path:
+            return value
+        parent = new
+        for p in path[:-1]:
+            parent = parent[p]
+        if draw(st.booleans()) and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = value
+        return new
+
+    return mutate()
+
+
+MINI = ("mini-retrieval", "mini-decorrelated", "mini-grounding", "mini-captions")
+
+
+def _random_doc(benchmark_id: str):
+    from harness.registry import locate_ground_truth, registry
+
+    reg = registry()
+    b = reg.benchmark(benchmark_id)
+    task = reg.task_of(b)
+    gt = task.load_ground_truth(b, locate_ground_truth(b, None))
+    return {"vlbench": 1, "benchmark": b.id, "task": b.task, "meta": {"method": "fuzz"},
+            "predictions": task.random_predictions(gt, b, seed=0)}
+
+
+_DOCS = {b: _random_doc(b) for b in MINI}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_task_reports_damage_cleanly(data, tmp_path: Path) -> None:
+    """Each mini benchmark's valid chance-floor file, damaged at one random place: the validator
+    either accepts it or raises its own clean error, never anything else."""
+    benchmark_id = data.draw(st.sampled_from(MINI))
+    doc = _DOCS[benchmark_id]
+    predictions = data.draw(_mutations(doc["predictions"]) | json_values)
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps({**doc, "predictions": predictions}))
+    try:
+        validate_file(path)
+    except InvalidSubmission as exc:
+        assert exc.issues.total > 0
+        assert all(i.pointer == "" or i.pointer.startswith("/") for i in exc.issues)
