@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: demo test lint clean
+.PHONY: demo test leaderboard clean
 
 $(VENV)/.core: pyproject.toml
 	python3 -m venv $(VENV)
@@ -19,6 +19,10 @@ $(VENV)/.dev: pyproject.toml
 demo: $(VENV)/.core
 	$(VENV)/bin/vlbench tasks
 	@for f in submissions/mini-*/*.json; do echo; echo "== $$f"; $(VENV)/bin/vlbench score "$$f" --out "$(VENV)/results/$$(basename $$(dirname $$f))-$$(basename $$f)" || exit $$?; done
+
+# Regenerate leaderboard/ from submissions/ (generated files: never edit them by hand).
+leaderboard: $(VENV)/.core
+	$(VENV)/bin/vlbench leaderboard build --submissions submissions --out leaderboard
 
 test: $(VENV)/.dev
 	$(VENV)/bin/ruff check .

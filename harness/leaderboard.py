@@ -139,8 +139,27 @@ def _value(board: Board, entry: Entry, key: str) -> str:
 
 
 def _columns(board: Board) -> list[str]:
+    """Headline metrics: declared, present, and not a per-group breakdown (`R@1/people`)."""
     present = {k for e in board.entries for k in e.result.scores}
-    return [m.key for m in board.benchmark.metrics if m.key in present]
+    return [m.key for m in board.benchmark.metrics if m.key in present and "/" not in m.key]
+
+
+def _breakdown(board: Board, entry: Entry) -> tuple[list[str], list[list[str]]]:
+    """`metric/group` scores as a small table: a row per group, a column per metric."""
+    groups: dict[str, dict[str, str]] = {}
+    bases: list[str] = []
+    for key, value in entry.result.scores.items():
+        if "/" not in key or value is None:
+            continue
+        base, group = key.split("/", 1)
+        if base not in bases:
+            bases.append(base)
+        try:
+            metric = board.benchmark.metric(base)
+        except KeyError:
+            metric = board.benchmark.metric(board.benchmark.main_score)
+        groups.setdefault(group, {})[base] = metric.format(value)
+    return bases, [[g, *(row.get(b, "") for b in bases)] for g, row in groups.items()]
 
 
 def to_markdown(report: BuildReport) -> str:
@@ -155,12 +174,22 @@ def to_markdown(report: BuildReport) -> str:
     for board in report.boards:
         b = board.benchmark
         cols = _columns(board)
-        out.write(f"\n## {b.id} (v{b.version}, {b.task})\n\n{b.description} Main score: `{b.main_score}`.\n\n")
+        description = b.description.rstrip()
+        description += "" if description.endswith(".") else "."
+        out.write(f"\n## {b.id} (v{b.version}, {b.task})\n\n{description} Main score: `{b.main_score}`.\n\n")
         header = ["rank", "method", "team", *cols]
         out.write("| " + " | ".join(header) + " |\n|" + "---|" * len(header) + "\n")
         for e in board.entries:
             cells = [str(e.rank), _md(_name(e)), _md(str(e.result.meta.get("team", ""))), *(_value(board, e, k) for k in cols)]
             out.write("| " + " | ".join(cells) + " |\n")
+        for e in board.entries:
+            bases, rows = _breakdown(board, e)
+            if not rows:
+                continue
+            out.write(f"\n{_md(_name(e))}, by group:\n\n| group | " + " | ".join(bases) + " |\n")
+            out.write("|" + "---|" * (len(bases) + 1) + "\n")
+            for row in rows:
+                out.write("| " + " | ".join(_md(c) for c in row) + " |\n")
     if report.skipped or report.invalid:
         out.write("\n## Not on the board\n\n")
         for path, why in report.invalid:

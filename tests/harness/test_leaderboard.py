@@ -70,3 +70,16 @@ def test_cli_build_exit_code(retrieval_data: Path, tmp_path: Path, capsys) -> No
     write(tmp_path / "s" / "coco-5k" / "bad.json", {"vlbench": 1})
     assert main(args) == 1
     assert "invalid" in capsys.readouterr().err
+
+
+def test_group_breakdown_from_a_shipped_mini_submission(tmp_path: Path) -> None:
+    import shutil
+
+    source = Path(__file__).resolve().parents[2] / "submissions" / "mini-decorrelated" / "random.json"
+    (tmp_path / "s" / "mini-decorrelated").mkdir(parents=True)
+    shutil.copy(source, tmp_path / "s" / "mini-decorrelated" / "random.json")
+    report = leaderboard.build(tmp_path / "s", resamples=0)
+    md = leaderboard.to_markdown(report)
+    assert "| group | ODmAP@1 | ODmAP@5 | ODmAP@10 |" in md
+    assert "| partner |" in md and "| control |" in md
+    assert "ODmAP@1/partner" not in md.split("by group")[0]  # not a headline column
