@@ -1,11 +1,12 @@
-"""METEOR: the pipelined jar run and the Python aggregation against pycocoevalcap's Meteor (1e-6),
-and the 'unavailable' path."""
+"""METEOR: the pipelined jar run (with the filtered paraphrase table, as by default) and the Python
+aggregation against pycocoevalcap's Meteor (1e-6), and the 'unavailable' path."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from conftest import SETS, needs_java, refs_of
+from meteor_index import real_index_cache
 
 from tasks.captioning import metrics as M
 from tasks.captioning.meteor import MeteorProcess, score_line
@@ -22,11 +23,12 @@ def both(pyco_tokenized):
     ref = Meteor()
     theirs = {name: ref.compute_score(gts, res) for name, (gts, res) in pyco_tokenized.items()}
     del ref
-    with MeteorProcess() as proc:
+    with MeteorProcess(cache=real_index_cache()) as proc:
         ours = {
             name: score_captions(cands, refs_of(refs), spice=False, meteor_process=proc)
             for name, (cands, refs) in SETS.items()
         }
+        assert proc.index is not None and proc.warning is None  # the filtered table was used
     return theirs, ours
 
 

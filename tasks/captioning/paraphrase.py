@@ -1,0 +1,428 @@
+"""A per-run paraphrase table for Meteor 1.5: the entries of `paraphrase-en.gz` that can match
+anything in this run's captions, so the JVM loads a few thousand entries instead of 5.27 million.
+
+Why dropping the other entries changes nothing (read from the Meteor 1.5 bytecode: classes
+`ParaphraseTransducer`, `ParaphraseMatcher`, `Aligner`, `MeteorScorer`, `Normalizer`):
+- The table is read as line triples (probability, phrase, paraphrase); the probability line is read
+  and discarded, and every paraphrase match gets the same fixed weight.
+- Matching is by table membership only: for each position of one line of a segment, the phrases
+  starting there are looked up in a trie, and a match is recorded where the paraphrase occurs in the
+  other line (both directions). So an entry produces a match only if its phrase **and** its
+  paraphrase occur, as contiguous token sequences, in the hypothesis or a reference of the segment.
+  (An empty paraphrase "occurs" everywhere; an empty phrase is never looked up; both are kept.)
+- The matches of an entry are appended in file order, and a filtered file keeps the relative order
+  of the kept entries, so every match list, hence the beam search and the 23 statistics, is the
+  same. Word ids differ between tables but are only compared for equality; words missing from the
+  smaller table map to -1, which no table word has.
+- The tokens are what `-norm` makes of each `|||`-separated part of a SCORE line:
+  `Normalizer.normalizeLine(part.trim(), LANG_EN, keepPunctuation=true)`, then `toLowerCase()`,
+  then `StringTokenizer` (splits on " \\t\\n\\r\\f"). `normalize_line` below reimplements it and is
+  tested against the jar's own `edu.cmu.meteor.util.Normalizer` on adversarial strings.
+- Lower-casing: Python's `str.lower` and Java's `toLowerCase` (English locale) can only differ on
+  characters cased in one Unicode version and not the other, or by context rules (final sigma,
+  dotted I) whose results (sigma, U+0307) do not occur in the table; the table's 86 distinct
+  characters all have long-standing case mappings, so a caption token equals a table word under
+  one lower-casing exactly when it does under the other.
+
+The index (built once per paraphrase file, about 10-20 s, cached under the vlbench data folder):
+the decompressed table, each entry's byte offset, and the 64-bit polynomial hash of each entry's
+phrase and paraphrase (as UTF-8 bytes joined by single spaces, the table's own form; lines that are
+not in that form are hashed after re-joining). A run hashes every n-gram (up to the longest table
+phrase) of its normalised captions the same way; a hash collision can only keep an extra entry.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+FORMAT = 1
+# The Meteor 1.5 jar that pycocoevalcap 1.2 ships: the argument above was checked on its bytecode,
+# so the filtered table is only used with this exact jar.
+METEOR_15_SHA256 = "1e57b4c72c0830ebe68558f1c799a624e96cbc1b6045c9f6330e26dcff6eafc2"
+
+# --------------------------------------------------------------------------- normaliser (English)
+# Character classes copied from the jar's constant pool (Normalizer 1.5).
+_ALPHA = (
+    "A-Za-z\u0160\u017d\u0161\u017e\u0178\xc0-\xd6\xd8-\xf6\xf8-\u017e\u0400-\u04ff\u0500-\u0527"
+    "\ua640-\ua66e\ua67e-\ua697\u1d00-\u1d7f"
+)
+_ALNUM = "0-9" + _ALPHA
+_JAVA_SPACE = " \\t\\n\\x0b\\x0c\\r"  # java.util.regex \s (ASCII only by default)
+_SEP_OTHER = re.compile(f"([^{_ALNUM}{_JAVA_SPACE}.'`,\\-\u2018\u2019])")
+_MULTI_DOT = re.compile(r"\.([.]+)")
+_MULTI_DOT2 = re.compile(r"DOTMULTI\.([^.])")
+_COMMA = re.compile(r"([^0-9]),([^0-9])")  # \p{Digit} is [0-9] in java.util.regex
+_COMMA2 = re.compile(r"([0-9]),([^0-9])")
+_COMMA3 = re.compile(r"([^0-9]),([0-9])")
+_QUOTE = re.compile("[`\u2018\u2019]")
+_QUOTE2 = re.compile("[\u201c\u201d]|''")
+_RM_DASH = re.compile(f"([{_ALNUM}.])-([{_ALNUM}])")
+_CONT1 = re.compile(f"([^{_ALPHA}])'([^{_ALPHA}])")
+_CONT2 = re.compile(f"([^{_ALPHA}0-9])'([{_ALPHA}])")
+_CONT3 = re.compile(f"([{_ALPHA}])'([^{_ALPHA}])")
+_CONT4 = re.compile(f"([{_ALPHA}])'([{_ALPHA}])")
+_CONT5 = re.compile(r"([0-9])'([s])")
+_NBP_ALPHA = re.compile(f"[{_ALPHA}]")
+_LOWER_START = re.compile("[a-z]")  # ^[\p{Lower}]: ASCII
+_DIGIT_START = re.compile("[0-9]")
+_WHITE = re.compile("[ \u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000\xa0]+")
+_TOKEN_DELIMS = re.compile("[ \t\n\r\f]+")  # java.util.StringTokenizer's default delimiters
+_SCORE_SPLIT = re.compile(r"\|\|\|")
+
+
+def java_trim(s: str) -> str:
+    """String.trim(): strips every character <= U+0020 at both ends."""
+    i, j = 0, len(s)
+    while i < j and s[i] <= " ":
+        i += 1
+    while j > i and s[j - 1] <= " ":
+        j -= 1
+    return s[i:j]
+
+
+def string_tokens(s: str) -> list[str]:
+    return [t for t in _TOKEN_DELIMS.split(s) if t]
+
+
+@cache
+def nonbreaking_prefixes(jar: str) -> dict[str, int]:
+    """The jar's nonbreaking/english.prefixes: 1 = always nonbreaking, 2 = before a number only."""
+    with zipfile.ZipFile(jar) as z:
+        text = z.read("nonbreaking/english.prefixes").decode("utf-8")
+    out: dict[str, int] = {}
+    for line in re.split(r"\r\n|\r|\n", text):
+        toks = string_tokens(line)
+        if not toks or toks[0].startswith("#"):
+            continue
+        out[toks[0]] = 2 if len(toks) > 1 and toks[1] == "#NUMERIC_ONLY#" else 1
+    return out
+
+
+def normalize_line(line: str, nbp: dict[str, int]) -> str:
+    """Normalizer.normalizeLine(line, LANG_EN, true) of Meteor 1.5, step by step."""
+    s = _SEP_OTHER.sub(r" \1 ", " " + line + " ")
+    s = _MULTI_DOT.sub(r" DOTMULTI\1", s)
+    while "DOTMULTI." in s:
+        s = _MULTI_DOT2.sub(r"DOTDOTMULTI \1", s)
+        s = s.replace("DOTMULTI.", "DOTDOTMULTI")
+    s = _COMMA.sub(r"\1 , \2", s)
+    s = _COMMA2.sub(r"\1 , \2", s)
+    s = _COMMA3.sub(r"\1 , \2", s)
+    s = _QUOTE.sub("'", s)
+    s = _QUOTE2.sub(' " ', s)
+    s = s.replace("\u2013", "-").replace("--", "-")
+    s = _RM_DASH.sub(r"\1 \2", s)
+    s = _CONT1.sub(r"\1 ' \2", s)
+    s = _CONT2.sub(r"\1 ' \2", s)
+    s = _CONT3.sub(r"\1 ' \2", s)
+    s = _CONT4.sub(r"\1 '\2", s)
+    s = _CONT5.sub(r"\1 '\2", s)
+    words = string_tokens(s)
+    parts: list[str] = []
+    last = len(words) - 1
+    for i, w in enumerate(words):
+        if len(w) > 1 and w.endswith("."):
+            pre = w[:-1]
+            kind = nbp.get(pre)
+            if "." in pre and _NBP_ALPHA.search(pre):
+                parts.append(w.replace(".", ""))
+            elif kind == 1 or (i < last and _LOWER_START.match(words[i + 1])):  # noqa: SIM114 (the jar's branches)
+                parts.append(w)
+            elif kind == 2 and i < last and _DIGIT_START.match(words[i + 1]):
+                parts.append(w)
+            else:
+                parts.append(pre + " .")
+        else:
+            parts.append(w)
+        parts.append(" ")
+    s = "".join(parts)
+    while "DOTDOTMULTI" in s:
+        s = s.replace("DOTDOTMULTI", "DOTMULTI.")
+    s = s.replace("DOTMULTI", ".")
+    return java_trim(_WHITE.sub(" ", s))
+
+
+def score_parts(line: str) -> list[str]:
+    """The hypothesis and references the jar reads from one SCORE line: String.split("\\|\\|\\|")
+    (trailing empty strings removed), every part after the first, trimmed."""
+    parts = _SCORE_SPLIT.split(line)
+    while parts and parts[-1] == "":
+        parts.pop()
+    return [java_trim(p) for p in parts[1:]]
+
+
+_PLAIN = re.compile("[A-Za-z0-9 ]*")
+
+
+def meteor_tokens(text: str, nbp: dict[str, int]) -> list[str]:
+    """The words Meteor aligns for one hypothesis or reference under `-norm`."""
+    if _PLAIN.fullmatch(text) and "DOTMULTI" not in text:
+        # Only ASCII letters, digits and spaces: no rule of the normaliser applies (each needs a
+        # character outside this set: punctuation, a quote, a dash, a dot or a non-ASCII letter;
+        # except the final un-escaping, which turns a literal "DOTMULTI" into "."), so it only
+        # collapses the spaces. Most PTB-tokenized captions take this path.
+        return text.lower().split()
+    return string_tokens(normalize_line(text, nbp).lower())
+
+
+# --------------------------------------------------------------------------- hashing
+_Q = 0x100000001B3  # odd, so hashes of different lengths mix; any odd constant works
+_MASK = (1 << 64) - 1
+
+
+def _powers(n: int) -> np.ndarray:
+    out = np.empty(n + 1, dtype=np.uint64)
+    out[0] = 1
+    if n:
+        out[1:] = _Q
+        out = np.cumprod(out, dtype=np.uint64)  # wraps modulo 2**64
+    return out
+
+
+def bytes_hash(b: bytes) -> int:
+    """sum_j b[j] Q^j mod 2**64 (the hash of a phrase's UTF-8 bytes)."""
+    h, p = 0, 1
+    for x in b:
+        h = (h + x * p) & _MASK
+        p = (p * _Q) & _MASK
+    return h
+
+
+def ngram_hashes(token_lists: Iterable[Sequence[str]], max_n: int) -> np.ndarray:
+    """Hashes of every n-gram (n = 0..max_n) of each token list, joined by single spaces, as
+    `bytes_hash` computes them (sorted, with repeats); vectorised over positions."""
+    vocab: dict[str, int] = {}
+    ids: list[int] = []
+    for toks in token_lists:
+        for t in toks:
+            ids.append(vocab.setdefault(t, len(vocab)))
+        ids.append(-1)  # list separator: no n-gram crosses it
+    words = list(vocab)
+    enc = [w.encode("utf-8", "surrogatepass") for w in words]
+    th = np.array([bytes_hash(b) for b in enc] + [0], dtype=np.uint64)
+    tl = np.array([len(b) for b in enc] + [0], dtype=np.int64)
+    seq = np.array(ids, dtype=np.int64)
+    valid_tok = seq >= 0
+    seq = np.where(valid_tok, seq, len(words))
+    maxlen = int(tl.max()) if len(tl) else 0
+    pw = _powers(max_n * (maxlen + 1) + 1)
+    out = [np.zeros(1, dtype=np.uint64)]  # the empty phrase
+    n = len(seq)
+    h = th[seq].copy()
+    length = tl[seq].copy()
+    ok = valid_tok.copy()
+    out.append(h[ok])
+    for k in range(1, max_n):
+        if n - k <= 0:
+            break
+        nxt = seq[k:]
+        ok = ok[:-1] & valid_tok[k:]
+        h = h[:-1] + pw[length[:-1]] * np.uint64(32) + pw[length[:-1] + 1] * th[nxt]
+        length = length[:-1] + 1 + tl[nxt]
+        out.append(h[ok])
+    h = np.concatenate(out)
+    h.sort()  # sorted queries make the later searchsorted cache-friendly; duplicates are harmless
+    return h
+
+
+# --------------------------------------------------------------------------- index
+@dataclass
+class ParaphraseIndex:
+    root: Path
+    phrases: np.ndarray  # sorted distinct phrase hashes (uint64)
+    left: np.ndarray  # per entry: position of its phrase hash in `phrases` (int32)
+    right: np.ndarray  # per entry: position of its paraphrase hash
+    starts: np.ndarray  # per entry: byte offset of its triple in table.txt; one sentinel at the end
+    max_n: int
+
+    @classmethod
+    def load(cls, root: Path) -> ParaphraseIndex:
+        meta = json.loads((root / "meta.json").read_text())
+        if meta.get("format") != FORMAT:
+            raise ValueError("index format changed")
+        arr = {k: np.load(root / f"{k}.npy", mmap_mode="r") for k in ("phrases", "left", "right", "starts")}
+        return cls(root, arr["phrases"], arr["left"], arr["right"], arr["starts"], int(meta["max_n"]))
+
+    def keep(self, hashes: np.ndarray) -> np.ndarray:
+        """Indices of the entries whose phrase and paraphrase hashes are both in `hashes`."""
+        present = np.zeros(len(self.phrases) + 1, dtype=bool)
+        pos = np.searchsorted(self.phrases, hashes)
+        pos_c = np.minimum(pos, len(self.phrases) - 1)
+        hit = self.phrases[pos_c] == hashes
+        present[pos_c[hit]] = True
+        return np.flatnonzero(present[self.left] & present[self.right])
+
+    def write_subset(self, entries: np.ndarray, out: Path) -> None:
+        """The kept entries' original line triples, in file order, gzipped (level 1)."""
+        with open(self.root / "table.txt", "rb") as f:
+            data = np.memmap(f, dtype=np.uint8, mode="r")
+            starts = np.asarray(self.starts)
+            chunks = [data[starts[e] : starts[e + 1]].tobytes() for e in entries.tolist()]
+            del data
+        with gzip.open(out, "wb", compresslevel=1) as g:
+            g.write(b"".join(chunks))
+
+
+def _line_hashes(buf: np.ndarray, line_start: np.ndarray, line_end: np.ndarray, pw: np.ndarray) -> np.ndarray:
+    """bytes_hash of every line (buf[start:end], end = its newline), in chunks of about 8 MB."""
+    out = np.empty(len(line_start), dtype=np.uint64)
+    i, n = 0, len(line_start)
+    while i < n:
+        j = max(i + 1, int(np.searchsorted(line_start, line_start[i] + (8 << 20))))
+        lo, hi = int(line_start[i]), int(line_end[j - 1]) + 1
+        seg = buf[lo:hi].astype(np.uint64)
+        seg[line_end[i:j] - lo] = 0  # the newlines add nothing
+        ls = line_start[i:j] - lo
+        owner = np.zeros(hi - lo, dtype=np.int64)
+        owner[ls[1:]] = 1
+        rel = np.arange(hi - lo, dtype=np.int64) - ls[np.cumsum(owner)]
+        out[i:j] = np.add.reduceat(seg * pw[rel], ls)
+        i = j
+    return out
+
+
+def build_index(table_gz: Path, root: Path) -> None:
+    """Decompress the table, hash every phrase and paraphrase line, write the index into `root`
+    (a fresh folder; the caller renames it into place)."""
+    raw = gzip.decompress(table_gz.read_bytes())
+    raw.decode("utf-8")  # strict: where this fails Java would read replacement characters
+    if b"\r" in raw:
+        raise ValueError("the paraphrase table has carriage returns")  # Java ends lines there too
+    if raw and not raw.endswith(b"\n"):
+        raw += b"\n"
+    (root / "table.txt").write_bytes(raw)
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    nl = np.flatnonzero(buf == 10).astype(np.int64)
+    if len(nl) % 3:
+        raise ValueError(f"the paraphrase table has {len(nl)} lines, not a multiple of 3")
+    line_start = np.concatenate([np.zeros(1, dtype=np.int64), nl[:-1] + 1])
+    lengths = nl - line_start
+    pw = _powers(int(lengths.max()) if len(nl) else 0)
+    hashes = _line_hashes(buf, line_start, nl, pw)
+    # Re-join the phrase lines that are not tokens joined by single spaces (leading, trailing or
+    # repeated delimiters, tabs, form feeds), and count tokens for the longest phrase.
+    delim = (buf == 32) | (buf == 9) | (buf == 12)
+    # delimiters per line (each line's range includes its newline, so none is empty)
+    spaces = np.add.reduceat(delim, line_start, dtype=np.int32).astype(np.int64)
+    odd = (buf == 9) | (buf == 12)
+    odd[np.flatnonzero(delim[:-1] & delim[1:])] = True
+    suspect = set(np.searchsorted(nl, np.flatnonzero(odd)).tolist())
+    nonempty = lengths > 0
+    lead = nonempty & delim[np.minimum(line_start, len(buf) - 1)]
+    trail = nonempty & delim[np.maximum(nl - 1, 0)]
+    suspect.update(np.flatnonzero(lead | trail).tolist())
+    n_tok = np.where(nonempty, spaces + 1, 0)
+    for ln in sorted(suspect):
+        if ln % 3 == 0:  # a probability line: never read as words
+            continue
+        toks = string_tokens(raw[line_start[ln] : nl[ln]].decode("utf-8"))
+        hashes[ln] = bytes_hash(" ".join(toks).encode("utf-8"))
+        n_tok[ln] = len(toks)
+    phrase_hashes = np.concatenate([hashes[1::3], hashes[2::3]])
+    n_entries = len(nl) // 3
+    phrases, inv = np.unique(phrase_hashes, return_inverse=True)
+    np.save(root / "phrases.npy", phrases)
+    np.save(root / "left.npy", inv[:n_entries].astype(np.int32))
+    np.save(root / "right.npy", inv[n_entries:].astype(np.int32))
+    np.save(root / "starts.npy", np.concatenate([line_start[0::3], [len(raw)]]).astype(np.int64))
+    max_n = int(max(n_tok[1::3].max(), n_tok[2::3].max())) if n_entries else 0
+    meta = {"format": FORMAT, "entries": n_entries, "max_n": max_n, "table_bytes": len(raw)}
+    (root / "meta.json").write_text(json.dumps(meta))
+
+
+def cache_root() -> Path:
+    env = os.environ.get("VLBENCH_METEOR_CACHE")
+    if env:
+        return Path(env)
+    data = os.environ.get("VLBENCH_DATA")
+    return (Path(data) if data else Path.home() / ".cache" / "vlbench") / "meteor"
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _source_key(table_gz: Path, cache: Path) -> str:
+    """sha256 and size of the table, with the sha256 remembered per (path, size, mtime)."""
+    st = table_gz.stat()
+    stamp = f"{table_gz.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    memo = cache / "sha256-memo.json"
+    try:
+        known = json.loads(memo.read_text())
+    except (OSError, ValueError):
+        known = {}
+    sha = known.get(stamp)
+    if not isinstance(sha, str):
+        sha = file_sha256(table_gz)
+        known = {stamp: sha}
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            tmp = memo.with_name(f".memo-{os.getpid()}")
+            tmp.write_text(json.dumps(known))
+            os.replace(tmp, memo)
+        except OSError:
+            pass
+    return index_key(sha, st.st_size)
+
+
+def index_key(sha256: str, size: int) -> str:
+    return f"{sha256[:32]}-{size}"
+
+
+def ensure_index(table_gz: Path, cache: Path | None = None) -> ParaphraseIndex:
+    """The index of `table_gz`, built on first use (atomically: a temporary folder renamed)."""
+    cache = cache or cache_root()
+    root = cache / f"index-{_source_key(table_gz, cache)}"
+    if not (root / "meta.json").is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
+        try:
+            build_index(table_gz, tmp)
+            try:
+                os.rename(tmp, root)
+            except OSError:
+                if not (root / "meta.json").is_file():  # not a concurrent build that won
+                    raise
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+    return ParaphraseIndex.load(root)
+
+
+def run_token_lists(lines: Iterable[str], jar: str) -> list[list[str]]:
+    """Meteor's words for every hypothesis and reference of the given SCORE lines."""
+    nbp = nonbreaking_prefixes(jar)
+    out: list[list[str]] = []
+    memo: dict[str, list[str]] = {}
+    for line in lines:
+        for part in score_parts(line):
+            toks = memo.get(part)
+            if toks is None:
+                toks = memo[part] = meteor_tokens(part, nbp)
+            out.append(toks)
+    return out
+
+
+def write_filtered_table(index: ParaphraseIndex, lines: Sequence[str], jar: str, out: Path) -> int:
+    """Write the entries that can match in these SCORE lines to `out` (gzip); returns their count."""
+    hashes = ngram_hashes(run_token_lists(lines, jar), index.max_n)
+    entries = index.keep(hashes)
+    index.write_subset(entries, out)
+    return len(entries)

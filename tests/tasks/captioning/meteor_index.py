@@ -1,0 +1,25 @@
+"""Where the tests find the index of the real paraphrase table: the user's cache when it already
+holds one (read only), else one temporary folder per test session (built once, about 15 s)."""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from tasks.captioning import paraphrase as P
+from tasks.captioning.java import meteor_jar
+
+
+@cache
+def real_index_cache() -> Path:
+    table = meteor_jar().parent / "data" / "paraphrase-en.gz"
+    root = P.cache_root()
+    key = P.index_key(P.file_sha256(table), table.stat().st_size)
+    if (root / f"index-{key}" / "meta.json").is_file():
+        return root
+    tmp = Path(tempfile.mkdtemp(prefix="vlbench-test-meteor-"))
+    atexit.register(shutil.rmtree, tmp, True)
+    return tmp
