@@ -300,12 +300,17 @@ class _Groups:
     image: np.ndarray  # per entry
     is_cand: np.ndarray  # per entry
     start: np.ndarray  # per entry: True at a group's first entry
+    shared: np.ndarray  # reference entries whose group starts with a candidate entry (sorted)
+    cand_of: np.ndarray  # per shared entry: that candidate entry
 
     @classmethod
     def of(cls, g: NGrams, layout: Layout) -> _Groups:
         image = g.cap >> layout.slot_bits
         is_cand = (g.cap & ((1 << layout.slot_bits) - 1)) == 0
-        return cls(image, is_cand, _first_of_runs(g.gram, image))
+        start = _first_of_runs(g.gram, image)
+        head = np.maximum.accumulate(np.where(start, np.arange(len(start), dtype=np.int64), 0))
+        shared = np.flatnonzero(is_cand[head] & ~is_cand)
+        return cls(image, is_cand, start, shared, head[shared])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -326,13 +331,13 @@ def bleu_stats(corpus: Corpus) -> np.ndarray:
     stats = np.zeros((n, 2 * MAX_N + 2), dtype=np.float64)
     testlen = corpus.cand_len
     for k, (g, gr) in enumerate(zip(corpus.grams, corpus.groups, strict=True)):
-        starts = np.flatnonzero(gr.start)
-        if len(starts):
-            # a candidate n-gram's clip: its count, at most the maximum over the references
-            ref_max = np.maximum.reduceat(np.where(gr.is_cand, 0, g.count), starts)
-            has_cand = gr.is_cand[starts]
-            clip = np.minimum(g.count[starts[has_cand]], ref_max[has_cand])
-            stats[:, k] = np.bincount(gr.image[starts[has_cand]], weights=clip, minlength=n)
+        if len(gr.shared):
+            # a candidate n-gram's clip: its count, at most the maximum count over the
+            # references (the shared entries of one candidate entry are contiguous)
+            first = np.flatnonzero(_first_of_runs(gr.cand_of))
+            head = gr.cand_of[first]
+            clip = np.minimum(g.count[head], np.maximum.reduceat(g.count[gr.shared], first))
+            stats[:, k] = np.bincount(gr.image[head], weights=clip, minlength=n)
         stats[:, MAX_N + k] = np.maximum(0, testlen - k)
     stats[:, 2 * MAX_N] = testlen
     stats[:, 2 * MAX_N + 1] = closest_ref_len(corpus)
@@ -419,11 +424,9 @@ def cider_scores(corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
         idf = log_n - np.log(np.maximum(1.0, df))
         w = g.count * idf[g.gram]
         norm = np.sqrt(np.bincount(g.cap, weights=w * w, minlength=lay.n_codes))
-        # reference entries whose group starts with a candidate entry: n-grams both have
-        head = np.maximum.accumulate(np.where(gr.start, np.arange(len(w), dtype=np.int64), 0))
-        both = np.flatnonzero(gr.is_cand[head] & ~gr.is_cand)
-        w_c, w_r = w[head[both]], w[both]
-        code = g.cap[both]
+        # the n-grams a reference shares with the candidate (others add 0 to both dots)
+        w_c, w_r = w[gr.cand_of], w[gr.shared]
+        code = g.cap[gr.shared]
         dot_d = np.bincount(code, weights=np.minimum(w_c, w_r) * w_r, minlength=lay.n_codes)[ref_code]
         dot_c = np.bincount(code, weights=w_c * w_r, minlength=lay.n_codes)[ref_code]
         denom = norm[cand_code][corpus.ref_image] * norm[ref_code]
@@ -550,10 +553,11 @@ def _bitparallel(pairs: np.ndarray, lc: np.ndarray, lr: np.ndarray, ref: np.ndar
     np.add.at(masks, cell, np.left_shift(np.uint64(1), (j[sel] % _WORD).astype(np.uint64)))
     masks = masks.reshape(-1, w)
     v = np.full((len(pairs), w), _ALL_ONES)
-    active = len(pairs)
-    for t in range(int(plc[0]) if len(plc) else 0):
-        while active and plc[active - 1] <= t:
-            active -= 1
+    steps = int(plc[0]) if len(plc) else 0
+    # pairs whose candidate has more than t tokens (plc is non-increasing)
+    n_active = len(plc) - np.searchsorted(plc[::-1], np.arange(steps), side="right")
+    for t in range(steps):
+        active = int(n_active[t])
         m = masks[row[:active] + t]
         cur = v[:active]
         u = cur & m

@@ -58,6 +58,17 @@ def test_fast_path_equals_jar(corpus):
     assert checked > 400  # the fast path is exercised, not bypassed
 
 
+def test_bulk_path_equals_jar(corpus):
+    from tasks.captioning.ptb import _bulk_tokenize
+
+    caps, ref = corpus
+    bulk = _bulk_tokenize(caps)
+    taken = [(c, b, r) for c, b, r in zip(caps, bulk, ref, strict=True) if b is not None]
+    assert len(taken) > 250
+    for c, b, r in taken:
+        assert b == r, c
+
+
 def test_bulk_fast_path_equals_single(corpus):
     from tasks.captioning.ptb import fast_tokenize_many
 

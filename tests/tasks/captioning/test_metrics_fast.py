@@ -1,0 +1,95 @@
+"""The vectorised BLEU, ROUGE-L and CIDEr-D against pycocoevalcap's scorers on already tokenized
+captions (no jar needed), on shapes the COCO-like sets do not reach: up to 20 references per
+image (wider slot codes), captions longer than 64 and 128 tokens (multi-word bit-parallel LCS),
+empty captions, heavy repetition (clipping); and the LCS against the plain dynamic program."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from tasks.captioning import metrics as M
+
+
+def _caption(rng: random.Random, vocab: list[str], max_len: int) -> str:
+    r = rng.random()
+    n = 0 if r < 0.03 else rng.randint(1, 12) if r < 0.8 else rng.randint(13, max_len)
+    return " ".join(rng.choice(vocab) for _ in range(n))
+
+
+def _random_set(seed: int, n_images: int, max_refs: int, max_len: int, vocab_size: int):
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(vocab_size)]
+    cands = [_caption(rng, vocab, max_len) for _ in range(n_images)]
+    refs = [[_caption(rng, vocab, max_len) for _ in range(rng.randint(1, max_refs))] for _ in range(n_images)]
+    # a candidate equal to one of its references, and one repeating a single word
+    cands[0] = refs[0][0]
+    cands[1] = " ".join([vocab[0]] * 9)
+    refs[1].append(" ".join([vocab[0]] * 4))
+    return cands, refs
+
+
+@pytest.mark.parametrize(
+    ("seed", "n_images", "max_refs", "max_len", "vocab_size"),
+    [(0, 120, 20, 150, 12), (1, 200, 5, 70, 40), (2, 60, 9, 200, 6), (3, 300, 3, 20, 500)],
+)
+def test_scorers_match_pycocoevalcap(seed, n_images, max_refs, max_len, vocab_size):
+    from pycocoevalcap.bleu.bleu import Bleu
+    from pycocoevalcap.cider.cider import Cider
+    from pycocoevalcap.rouge.rouge import Rouge
+
+    cands, refs = _random_set(seed, n_images, max_refs, max_len, vocab_size)
+    gts = {i: list(rs) for i, rs in enumerate(refs)}
+    res = {i: [c] for i, c in enumerate(cands)}
+    corpus = M.Corpus.build(cands, refs)
+    stats = M.bleu_stats(corpus)
+    bleu, bleu_img = Bleu(4).compute_score(gts, res, verbose=0)
+    np.testing.assert_allclose(M.corpus_bleu(stats), bleu, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(M.bleu_from_stats(stats), np.array(bleu_img).T, rtol=0, atol=1e-9)
+    rouge, rouge_img = Rouge().compute_score(gts, res)
+    ours = M.rouge_l(cands, refs, corpus=corpus)
+    np.testing.assert_allclose(ours, rouge_img, rtol=0, atol=1e-9)
+    assert float(np.mean(ours)) == pytest.approx(rouge, abs=1e-9, rel=0)
+    np.testing.assert_allclose(M.rouge_l(cands, refs), ours, rtol=0, atol=0)  # without the corpus
+    cider, cider_img = Cider().compute_score(gts, res)
+    cider_d, _ = M.cider_scores(corpus)
+    np.testing.assert_allclose(cider_d, cider_img, rtol=0, atol=1e-9)
+    assert float(np.mean(cider_d)) == pytest.approx(cider, abs=1e-9, rel=0)
+
+
+def _lcs_dp(a: list[int], b: list[int]) -> int:
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+@pytest.mark.parametrize("alphabet", [2, 5, 50])
+def test_lcs_lengths_match_the_dynamic_program(alphabet):
+    rng = np.random.default_rng(alphabet)
+    refs_per_image = rng.integers(1, 6, size=40)
+    layout = M.Layout.of(refs_per_image)
+    n_caps = len(layout.cap_code)
+    # lengths around the 64-bit word boundaries, and some empty captions
+    choices = [0, 1, 2, 7, 63, 64, 65, 127, 128, 129, 200]
+    lengths = np.array([rng.choice(choices) if rng.random() < 0.5 else rng.integers(0, 30) for _ in range(n_caps)])
+    caps = [rng.integers(0, alphabet, size=int(n)).tolist() for n in lengths]
+    tok = np.array([t for c in caps for t in c], dtype=np.int64)
+    got = M.lcs_lengths(tok, lengths.astype(np.int64), layout)
+    want = [_lcs_dp(caps[layout.cand_cap[layout.ref_image[r]]], caps[layout.ref_cap[r]]) for r in range(len(layout.ref_cap))]
+    assert got.tolist() == want
+
+
+def test_sort_keys_is_a_stable_argsort_on_both_paths():
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 50, size=1000)
+    want = np.argsort(keys, kind="stable")
+    for key_bits in (63, 8):  # packed with the index; too narrow, so a plain argsort
+        order, skeys = M.sort_keys(keys, 50, key_bits=key_bits)
+        assert order.tolist() == want.tolist()
+        assert skeys.tolist() == keys[want].tolist()
