@@ -10,6 +10,10 @@ Design: an exact fast path plus the jar as a fallback.
   word that is not one of the lexer's abbreviations, nor a single letter), and stand-alone
   punctuation tokens of the drop list. It returns None for anything else. Each rule is checked
   against the real jar by `tests/tasks/captioning/test_ptb_differential.py`.
+* The bulk path (`_bulk_tokenize`) does the commonest of those shapes (letters, 's, n't, one
+  trailing mark, stand-alone drop-list chunks) for all captions at once with numpy over the bytes
+  of the joined text, and hands every other caption to `fast_tokenize`; a test checks that it
+  agrees with `fast_tokenize` (and so with the jar) on everything it takes.
 * Every other caption goes to the real jar (one JVM for all of them in a run). When the jar is
   not available, the caption is an error (`TokenizerUnavailable`), never a silent approximation.
 
@@ -157,115 +161,119 @@ _ABBREV_KEYS = np.array(sorted(_tail_key(a.encode()) for a in ABBREVIATIONS), dt
 # every split word has a doubled letter (caNNot, goNNa, goTTa, leMMe, giMMe, waNNa): found from those
 _SPLIT_DOUBLES = [(w.encode(), next(i for i in range(len(w) - 1) if w[i] == w[i + 1])) for w in SPLIT_WORDS]
 _DOUBLED = sorted({w[d] for w, d in _SPLIT_DOUBLES})
+_PAD = _ABBREV_MAX + 1  # padding spaces before the text: every backward look stays inside
 
 
-def _shift(x: np.ndarray, k: int, fill: int | bool) -> np.ndarray:
-    """y[i] = x[i - k] (k > 0: the byte k before; k < 0: the byte -k after), `fill` outside."""
-    y = np.full(len(x), fill, dtype=x.dtype)
-    if k > 0:
-        y[k:] = x[:-k]
-    else:
-        y[:k] = x[-k:]
-    return y
+def _is_sep(x: np.ndarray) -> np.ndarray:
+    return (x == ord(" ")) | (x == ord("\n"))
 
 
-def _between(b: np.ndarray, lo: str, hi: str) -> np.ndarray:
-    return (b >= ord(lo)) & (b <= ord(hi))
+def _is_letter(x: np.ndarray) -> np.ndarray:
+    return (x >= ord("a")) & (x <= ord("z"))
+
+
+def _is_mark(x: np.ndarray) -> np.ndarray:
+    """, ; : ! ? or ."""
+    out = x == ord(".")
+    for c in b",;:!?":
+        out |= x == c
+    return out
 
 
 def _bulk_tokenize(captions: Sequence[str]) -> list[str | None]:
     """The tokens of every caption of the bulk shapes (see above), None for the others.
 
-    Only cheap whole-array operations on bytes (comparisons, shifts, one compress): numpy's
-    gathers, cumsums and repeats over the ~2 MB of a 30,000-caption text cost several ms each."""
+    Few whole-text operations (letters and spaces need no rule); the rules run on the other
+    bytes only (a few percent of the text) with their neighbours gathered."""
     n = len(captions)
     if n == 0:
         return []
     joined = "\n".join(captions)
     if joined.count("\n") != n - 1 or any(c in joined for c in LINE_BREAKS[:-1]):
         joined = "\n".join(map(clean_line_breaks, captions))
-    # one space of padding at each end, so neighbours of every byte exist; non-ASCII bytes
-    # (>= 0x80) fall in no class below, so their captions are never taken here
-    b = np.frombuffer(b" " + joined.encode("utf-8") + b" ", dtype=np.uint8)
-    upper = _between(b, "A", "Z")
-    low = b | (upper.view(np.uint8) << 5)
-    is_let = _between(low, "a", "z")
-    newline = b == ord("\n")
-    sep = (b == ord(" ")) | newline
-    word = ~sep
-    cstart = word & _shift(sep, 1, True)  # first byte of a whitespace-separated chunk
-    cend = word & _shift(sep, -1, True)  # last byte of a chunk
-    is_period = b == ord(".")
-    is_p = is_period | (b == ord(",")) | (b == ord(";")) | (b == ord(":")) | (b == ord("!")) | (b == ord("?"))
-    is_hy = b == ord("-")
-    ap = b == ord("'")
-
-    # stand-alone chunks the drop list removes: one of . , ; : ! ? -, or --, or ...
-    standalone = cstart & cend & (is_p | is_hy)
-    two = cstart & is_hy & _shift(is_hy & cend, -1, False)
-    three = cstart & is_period & _shift(is_period, -1, False) & _shift(is_period & cend, -2, False)
-    standalone |= two | _shift(two, 1, False) | three | _shift(three, 1, False) | _shift(three, 2, False)
-    # one trailing mark, right after a letter, ends the chunk
-    trailing = is_p & cend & _shift(is_let, 1, False)
-    # the clitics: ' then s, or n ' t; then the chunk ends, or one trailing mark ends it
-    ends_next = _shift(cend | _shift(is_p & cend, -1, False), -1, False)  # at i: ends after i+1
-    s_ok = ap & _shift(is_let, 1, False) & (_shift(low, -1, 0) == ord("s")) & ends_next
-    nt_ok = (
-        ap
-        & (_shift(low, 1, 0) == ord("n"))
-        & _shift(is_let, 2, False)
-        & (_shift(low, 2, 0) != ord("n"))
-        & (_shift(low, -1, 0) == ord("t"))
-        & ends_next
+    # spaces around the text, so every neighbour looked at exists; non-ASCII bytes (>= 0x80)
+    # match no rule below, so their captions are never taken here
+    b = np.frombuffer(b" " * _PAD + joined.encode("utf-8") + b"   ", dtype=np.uint8)
+    low = b | (((b >= ord("A")) & (b <= ord("Z"))).view(np.uint8) << 5)
+    letter = _is_letter(low)
+    space = low == ord(" ")
+    special = np.flatnonzero(~(letter | space))  # newlines, marks, apostrophes, anything else
+    x = low[special]
+    m3, m2, m1, p1, p2, p3 = (low[special + k] for k in (-3, -2, -1, 1, 2, 3))
+    newline = x == ord("\n")
+    mark = _is_mark(x)
+    hyphen = x == ord("-")
+    dot = x == ord(".")
+    alone = _is_sep(m1) & _is_sep(p1)  # a one-byte chunk
+    # a mark right after a letter ends its chunk (a trailing mark); or one of the stand-alone
+    # chunks the drop list removes: . , ; : ! ? - -- ...
+    trailing = mark & _is_letter(m1) & _is_sep(p1)
+    dashes = hyphen & (
+        ((p1 == ord("-")) & _is_sep(m1) & _is_sep(p2)) | ((m1 == ord("-")) & _is_sep(m2) & _is_sep(p1))
     )
-    other = ~(is_let | sep | is_p | is_hy | ap)  # digits, tabs, quotes, non-ASCII...
-    bad_at = [np.flatnonzero(other | (is_p & ~trailing & ~standalone) | (is_hy & ~standalone) | (ap & ~s_ok & ~nt_ok))]
+    dots = dot & (
+        (_is_sep(m1) & (p1 == ord(".")) & (p2 == ord(".")) & _is_sep(p3))
+        | ((m1 == ord(".")) & _is_sep(m2) & (p1 == ord(".")) & _is_sep(p2))
+        | ((m1 == ord(".")) & (m2 == ord(".")) & _is_sep(m3) & _is_sep(p1))
+    )
+    # the clitics ' s and n ' t, then the chunk ends, or one trailing mark ends it
+    ends = _is_sep(p2) | (_is_mark(p2) & _is_sep(p3))
+    apos = x == ord("'")
+    s_ok = apos & _is_letter(m1) & (p1 == ord("s")) & ends
+    nt_ok = apos & (m1 == ord("n")) & _is_letter(m2) & (m2 != ord("n")) & (p1 == ord("t")) & ends
+    ok = newline | trailing | ((mark | hyphen) & alone) | dashes | dots | s_ok | nt_ok
+    bad_at = [special[~ok]]
 
     # a period after a single letter or an abbreviation: the lexer may keep it (the jar decides)
-    q = np.flatnonzero(trailing & is_period)
+    q = special[trailing & dot]
     blen = np.full(len(q), _ABBREV_MAX + 1, dtype=np.int64)  # body length, capped
     key = np.zeros(len(q), dtype=np.int64)
     for k in range(1, _ABBREV_MAX + 2):
-        at = np.maximum(q - k, 0)  # byte 0 is padding, a separator
+        before = low[q - k]
         inside = blen > _ABBREV_MAX
-        hit = inside & sep[at]
+        hit = inside & _is_sep(before)
         blen[hit] = k - 1
         if k <= _ABBREV_MAX:
-            key = np.where(inside & ~hit, key | (low[at].astype(np.int64) << (8 * (k - 1))), key)
+            key = np.where(inside & ~hit, key | (before.astype(np.int64) << (8 * (k - 1))), key)
     known = _ABBREV_KEYS[np.minimum(np.searchsorted(_ABBREV_KEYS, key), len(_ABBREV_KEYS) - 1)] == key
     bad_at.append(q[(blen == 1) | ((blen <= _ABBREV_MAX) & known)])
 
     # the split words, even inside a word (the chunk rules decide those captions)
-    doubled = np.zeros(len(b), dtype=bool)
-    doubled[:-1] = low[:-1] == low[1:]
-    letter_ok = np.zeros(len(b), dtype=bool)
-    for c in _DOUBLED:
-        letter_ok |= low == c
-    maybe = np.flatnonzero(doubled & letter_ok)
+    pair = low[1:] == low[:-1]
+    doubled = low[1:] == _DOUBLED[0]
+    for c in _DOUBLED[1:]:
+        doubled |= low[1:] == c
+    maybe = np.flatnonzero(pair & doubled)  # the first byte of each doubled pair
     for w, d in _SPLIT_DOUBLES:
         start = maybe - d
         hit = np.ones(len(maybe), dtype=bool)
         for k, c in enumerate(w):
-            hit &= low[np.clip(start + k, 0, len(b) - 1)] == c
+            hit &= low[np.clip(start + k, 0, len(low) - 1)] == c
         bad_at.append(start[hit])
 
-    # output: letters, apostrophes and newlines (so lines stay aligned); of the spaces, the one
-    # just before each token that follows another token on its line; and a space inserted
-    # before 's and before the n of n't
-    tok_start = cstart & is_let
-    events = np.flatnonzero(tok_start | newline)
-    is_tok = tok_start[events]
-    keep = is_let | ap | newline
-    keep[events[1:][is_tok[1:] & is_tok[:-1]] - 1] = True
+    # output: letters, apostrophes and newlines (so lines stay aligned); the space before every
+    # token but a line's first; and a space inserted before 's and before the n of n't
+    nl_at = special[newline]
+    sep = space.copy()
+    sep[nl_at] = True
+    tok_start = np.flatnonzero(sep[:-1] & letter[1:]) + 1
+    first = np.searchsorted(tok_start, np.concatenate(([0], nl_at)))
+    line_end = np.concatenate((nl_at, [len(low)]))
+    has = first < len(tok_start)
+    has[has] = tok_start[first[has]] < line_end[has]
+    later = np.ones(len(tok_start), dtype=bool)
+    later[first[has]] = False
+    keep = letter.copy()
+    keep[special[apos | newline]] = True
+    keep[tok_start[later] - 1] = True
     kept = np.flatnonzero(keep)
     out = low[kept]
-    clitic = np.flatnonzero(s_ok | _shift(nt_ok, -1, False))
+    clitic = np.concatenate((special[s_ok], special[nt_ok] - 1))
     if len(clitic):
         out = np.insert(out, np.searchsorted(kept, clitic), ord(" "))
     lines: list[str | None] = list(out.tobytes().decode("ascii").split("\n"))
     if len(lines) != n:
         raise RuntimeError("bulk tokenization lost line alignment")  # cannot happen: \n is kept
-    nl_at = np.flatnonzero(newline)
     for i in np.unique(np.searchsorted(nl_at, np.concatenate(bad_at))).tolist():
         lines[i] = None
     return lines

@@ -93,3 +93,20 @@ def test_sort_keys_is_a_stable_argsort_on_both_paths():
         order, skeys = M.sort_keys(keys, 50, key_bits=key_bits)
         assert order.tolist() == want.tolist()
         assert skeys.tolist() == keys[want].tolist()
+
+
+def test_word_ids_equal_a_dict_vocabulary():
+    """Token ids from bytes (<= 8 bytes: the bytes as an integer; longer: a dict) partition the
+    tokens exactly as a dict over `str.split()` does, line lengths included."""
+    rng = random.Random(5)
+    words = ["a", "ab", "abcdefgh", "abcdefghi", "abcdefghj", "abcdefgh1", "b\u00e9b\u00e9", "caf\u00e9s",
+             "\u6771\u4eac\u6771\u4eac", "\u6771\u4eac\u6771", "x" * 30, "x" * 31, "-lrb-", "'s", "n't", "\U0001f600"]
+    lines = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 9))) for _ in range(300)] + ["", "a"]
+    for text in ("\n".join(lines), "\n".join(lines + ["nul\x00here"]), "", "solo"):
+        tok, lengths, v = M.word_ids(text)
+        want_lines = [line.split() for line in text.split("\n")]
+        assert lengths.tolist() == [len(t) for t in want_lines]
+        flat = [w for t in want_lines for w in t]
+        assert len(tok) == len(flat)
+        assert len(set(zip(tok.tolist(), flat, strict=True))) == len(set(flat)) == v
+        assert set(tok.tolist()) == set(range(v))
