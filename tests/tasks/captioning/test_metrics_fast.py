@@ -110,3 +110,20 @@ def test_word_ids_equal_a_dict_vocabulary():
         assert len(tok) == len(flat)
         assert len(set(zip(tok.tolist(), flat, strict=True))) == len(set(flat)) == v
         assert set(tok.tolist()) == set(range(v))
+
+
+def test_single_spaced_check_matches_its_definition():
+    """The numpy check for ASCII text against the regex definition (no leading, trailing or
+    double space on any line, no other whitespace), on strings of the characters that matter."""
+    import re
+
+    definition = re.compile(r"[^\S\n ]|  |^ | $", re.MULTILINE)
+    rng = random.Random(0)
+    chars = ["a", "b", " ", "\n", "\t", "\x0b", "\x0c", "\r", "\x1c", "\x1f", "\x1b", "\x7f", "\u00a0", "\u2003"]
+    seen = set()
+    for _ in range(20_000):
+        text = "".join(rng.choice(chars) for _ in range(rng.randint(0, 7)))
+        want = definition.search(text) is None
+        assert M._single_spaced(text) == want, repr(text)
+        seen.add(want)
+    assert seen == {True, False}
