@@ -24,7 +24,7 @@ Why dropping the other entries changes nothing (read from the Meteor 1.5 bytecod
   characters all have long-standing case mappings, so a caption token equals a table word under
   one lower-casing exactly when it does under the other.
 
-The index (built once per paraphrase file, about 10-20 s, cached under the vlbench data folder):
+The index (built once per paraphrase file, about 10-15 s, cached under the vlbench data folder):
 the decompressed table, each entry's byte offset, and the 64-bit polynomial hash of each entry's
 phrase and paraphrase (as UTF-8 bytes joined by single spaces, the table's own form; lines that are
 not in that form are hashed after re-joining). A run hashes every n-gram (up to the longest table
@@ -276,22 +276,39 @@ class ParaphraseIndex:
             g.write(b"".join(chunks))
 
 
-def _line_hashes(buf: np.ndarray, line_start: np.ndarray, line_end: np.ndarray, pw: np.ndarray) -> np.ndarray:
-    """bytes_hash of every line (buf[start:end], end = its newline), in chunks of about 8 MB."""
+_QINV = pow(_Q, -1, 1 << 64)  # _Q is odd, so invertible modulo 2**64
+_CHUNK = 1 << 23
+
+
+def _line_hashes(buf: np.ndarray, line_start: np.ndarray, line_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """bytes_hash of every line buf[start:end] (end: its newline), in chunks of about 8 MB: prefix
+    sums of b_k Q^(k - lo), differenced at the line bounds and rescaled by Q^-(start - lo); and
+    the number of spaces in each line."""
     out = np.empty(len(line_start), dtype=np.uint64)
+    spaces = np.empty(len(line_start), dtype=np.int64)
+    if not len(line_start):
+        return out, spaces
+    span = _CHUNK + int((line_end - line_start).max()) + 1
+    pw = _powers(span)
+    pwinv = np.full(span + 1, _QINV, dtype=np.uint64)
+    pwinv[0] = 1
+    pwinv = np.cumprod(pwinv, dtype=np.uint64)
     i, n = 0, len(line_start)
+    prefix = np.zeros(span + 1, dtype=np.uint64)
+    prefix_sp = np.zeros(span + 1, dtype=np.int64)
     while i < n:
-        j = max(i + 1, int(np.searchsorted(line_start, line_start[i] + (8 << 20))))
-        lo, hi = int(line_start[i]), int(line_end[j - 1]) + 1
-        seg = buf[lo:hi].astype(np.uint64)
-        seg[line_end[i:j] - lo] = 0  # the newlines add nothing
-        ls = line_start[i:j] - lo
-        owner = np.zeros(hi - lo, dtype=np.int64)
-        owner[ls[1:]] = 1
-        rel = np.arange(hi - lo, dtype=np.int64) - ls[np.cumsum(owner)]
-        out[i:j] = np.add.reduceat(seg * pw[rel], ls)
+        j = max(i + 1, int(np.searchsorted(line_start, line_start[i] + _CHUNK)))
+        lo, hi = int(line_start[i]), int(line_end[j - 1])
+        seg = buf[lo:hi]
+        terms = seg.astype(np.uint64)
+        terms *= pw[: hi - lo]
+        np.cumsum(terms, out=prefix[1 : hi - lo + 1])
+        np.cumsum(seg == 32, out=prefix_sp[1 : hi - lo + 1])
+        ls, le = line_start[i:j] - lo, line_end[i:j] - lo
+        out[i:j] = (prefix[le] - prefix[ls]) * pwinv[ls]
+        spaces[i:j] = prefix_sp[le] - prefix_sp[ls]
         i = j
-    return out
+    return out, spaces
 
 
 def build_index(table_gz: Path, root: Path) -> None:
@@ -310,27 +327,25 @@ def build_index(table_gz: Path, root: Path) -> None:
         raise ValueError(f"the paraphrase table has {len(nl)} lines, not a multiple of 3")
     line_start = np.concatenate([np.zeros(1, dtype=np.int64), nl[:-1] + 1])
     lengths = nl - line_start
-    pw = _powers(int(lengths.max()) if len(nl) else 0)
-    hashes = _line_hashes(buf, line_start, nl, pw)
-    # Re-join the phrase lines that are not tokens joined by single spaces (leading, trailing or
-    # repeated delimiters, tabs, form feeds), and count tokens for the longest phrase.
-    delim = (buf == 32) | (buf == 9) | (buf == 12)
-    # delimiters per line (each line's range includes its newline, so none is empty)
-    spaces = np.add.reduceat(delim, line_start, dtype=np.int32).astype(np.int64)
-    odd = (buf == 9) | (buf == 12)
-    odd[np.flatnonzero(delim[:-1] & delim[1:])] = True
-    suspect = set(np.searchsorted(nl, np.flatnonzero(odd)).tolist())
+    hashes, spaces = _line_hashes(buf, line_start, nl)
     nonempty = lengths > 0
-    lead = nonempty & delim[np.minimum(line_start, len(buf) - 1)]
-    trail = nonempty & delim[np.maximum(nl - 1, 0)]
-    suspect.update(np.flatnonzero(lead | trail).tolist())
-    n_tok = np.where(nonempty, spaces + 1, 0)
-    for ln in sorted(suspect):
-        if ln % 3 == 0:  # a probability line: never read as words
-            continue
-        toks = string_tokens(raw[line_start[ln] : nl[ln]].decode("utf-8"))
-        hashes[ln] = bytes_hash(" ".join(toks).encode("utf-8"))
-        n_tok[ln] = len(toks)
+    n_tok = np.where(nonempty, spaces + 1, 0)  # tokens per line, for the longest phrase
+    # Lines that are not tokens joined by single spaces (leading, trailing or repeated delimiters,
+    # tabs, form feeds) are re-joined the way StringTokenizer reads them. The shipped table has none.
+    if any(x in raw for x in (b"  ", b"\t", b"\x0c", b"\n ", b" \n")) or raw.startswith(b" "):
+        delim = (buf == 32) | (buf == 9) | (buf == 12)
+        odd = (buf == 9) | (buf == 12)
+        odd[np.flatnonzero(delim[:-1] & delim[1:])] = True
+        suspect = set(np.searchsorted(nl, np.flatnonzero(odd)).tolist())
+        lead = nonempty & delim[np.minimum(line_start, len(buf) - 1)]
+        trail = nonempty & delim[np.maximum(nl - 1, 0)]
+        suspect.update(np.flatnonzero(lead | trail).tolist())
+        for ln in sorted(suspect):
+            if ln % 3 == 0:  # a probability line: never read as words
+                continue
+            toks = string_tokens(raw[line_start[ln] : nl[ln]].decode("utf-8"))
+            hashes[ln] = bytes_hash(" ".join(toks).encode("utf-8"))
+            n_tok[ln] = len(toks)
     phrase_hashes = np.concatenate([hashes[1::3], hashes[2::3]])
     n_entries = len(nl) // 3
     phrases, inv = np.unique(phrase_hashes, return_inverse=True)
