@@ -557,30 +557,39 @@ def lcs_lengths(tok: np.ndarray, lengths: np.ndarray, layout: Layout) -> np.ndar
     gid = np.cumsum(start) - 1
     head = np.flatnonzero(start)
     n_cand = np.bincount(gid[is_cand], minlength=len(head))[gid]
-    # every (candidate position, reference position) with equal tokens: each reference entry
-    # repeated once per candidate entry of its group (those are the group's first entries)
-    rs = np.flatnonzero(~is_cand & (n_cand > 0))
-    reps = n_cand[rs]
-    r_entry = np.repeat(rs, reps)
-    c_entry = np.repeat(head[gid[rs]] - np.cumsum(reps) + reps, reps) + np.arange(len(r_entry), dtype=np.int64)
+    # the mask of a token in one 64-bit word of a reference: the sum (= OR, distinct bits) over
+    # its run of entries (token, code and word equal; adjacent in this order)
+    word = offset >> 6
+    rs = np.flatnonzero(~is_cand & (n_cand > 0))  # reference entries sharing the candidate's token
+    run = np.flatnonzero(_first_of_runs(stok[rs], code[rs], word[rs]))
+    bit = np.left_shift(np.uint64(1), (offset[rs] & (_WORD - 1)).astype(np.uint64))
+    run_mask = np.add.reduceat(bit, run) if len(run) else bit
+    run_entry = rs[run]
+    # each run once per candidate entry of its group (those are the group's first entries): one
+    # entry per (reference, candidate offset, word) at most, so never more than the mask cells
+    reps = n_cand[run_entry]
+    r_entry = np.repeat(run_entry, reps)
+    c_entry = np.repeat(head[gid[run_entry]] - np.cumsum(reps) + reps, reps) + np.arange(len(r_entry), dtype=np.int64)
     ref = layout.code_ref[code[r_entry]]
     a = offset[c_entry]  # candidate offset
-    j = offset[r_entry]  # reference offset
+    j = word[r_entry]  # word of the reference
+    bits = np.repeat(run_mask, reps)
 
     lc = lengths[layout.cand_cap][layout.ref_image]
     lr = lengths[layout.ref_cap]
     words = (lr + _WORD - 1) // _WORD
     for w in np.unique(words[lc > 0]):
         if w > 0:
-            pairs, lcs = _bitparallel(np.flatnonzero((words == w) & (lc > 0)), lc, lr, ref, a, j, int(w))
+            pairs, lcs = _bitparallel(np.flatnonzero((words == w) & (lc > 0)), lc, lr, (ref, a, j, bits), int(w))
             out[pairs] = lcs
     return out
 
 
-def _bitparallel(pairs: np.ndarray, lc: np.ndarray, lr: np.ndarray, ref: np.ndarray,
-                 a: np.ndarray, j: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray]:
+def _bitparallel(pairs: np.ndarray, lc: np.ndarray, lr: np.ndarray,
+                 matches: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], w: int) -> tuple[np.ndarray, np.ndarray]:
     """(pairs, their LCS lengths) for the reference pairs `pairs` (all of `w` words), from the
-    match list (reference, candidate offset a, reference offset j)."""
+    match masks (reference, candidate offset, word of the reference, bits)."""
+    ref, a, j, bits = matches
     # pairs by candidate length, longest first: at step t the active pairs are a prefix
     pairs = pairs[np.argsort(-lc[pairs], kind="stable")]
     plc = lc[pairs]
@@ -590,10 +599,9 @@ def _bitparallel(pairs: np.ndarray, lc: np.ndarray, lr: np.ndarray, ref: np.ndar
     row = np.cumsum(plc) - plc
     pair_of = local[ref]
     sel = pair_of >= 0
-    cell = (row[pair_of[sel]] + a[sel]) * w + j[sel] // _WORD
+    cell = (row[pair_of[sel]] + a[sel]) * w + j[sel]
     masks = np.zeros(int(plc.sum()) * w, dtype=np.uint64)
-    # the bits added into one word are distinct, so their sum is their OR
-    np.add.at(masks, cell, np.left_shift(np.uint64(1), (j[sel] % _WORD).astype(np.uint64)))
+    masks[cell] = bits[sel]  # one entry per cell
     masks = masks.reshape(-1, w)
     v = np.full((len(pairs), w), _ALL_ONES)
     steps = int(plc[0]) if len(plc) else 0
