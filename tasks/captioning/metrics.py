@@ -195,7 +195,8 @@ def word_ids(joined: str) -> tuple[np.ndarray, np.ndarray, int]:
     # 8 bytes from every offset, read as big-endian integers (an overlapping strided view)
     eight = np.ndarray(shape=(len(b) - 7,), dtype=">u8", buffer=b, strides=(1,))
     short = length <= 8
-    key = np.where(short, eight[starts].astype(np.uint64) >> (8 * (8 - np.minimum(length, 8))).astype(np.uint64), 0)
+    drop = (8 * (8 - np.minimum(length, 8))).astype(np.uint64)  # bytes past the token's end
+    key = np.where(short, eight[starts].astype(np.uint64) >> drop, 0)
     order = np.argsort(key)
     first = _first_of_runs(key[order])
     tok = np.empty(len(key), dtype=np.int64)
@@ -208,7 +209,8 @@ def word_ids(joined: str) -> tuple[np.ndarray, np.ndarray, int]:
         v -= 1
         vocab: dict[bytes, int] = {}
         raw = b.tobytes()
-        ids = [vocab.setdefault(raw[s:e], len(vocab)) for s, e in zip(starts[long_words].tolist(), ends[long_words].tolist(), strict=True)]
+        spans = zip(starts[long_words].tolist(), ends[long_words].tolist(), strict=True)
+        ids = [vocab.setdefault(raw[s:e], len(vocab)) for s, e in spans]
         tok[long_words] = np.array(ids, dtype=np.int64) + v
         v += len(vocab)
     newlines = np.flatnonzero(b[1 : len(buf) + 1] == ord("\n")) + 1
@@ -547,7 +549,9 @@ def lcs_lengths(tok: np.ndarray, lengths: np.ndarray, layout: Layout) -> np.ndar
     tok = tok.astype(np.int64, copy=False)
     if _bits(int(tok.max()) + 1) + low_bits <= KEY_BITS:
         keys = np.sort((tok << low_bits) | low)
-        stok, code, offset = keys >> low_bits, (keys >> off_bits) & ((1 << code_bits) - 1), keys & ((1 << off_bits) - 1)
+        stok = keys >> low_bits
+        code = (keys >> off_bits) & ((1 << code_bits) - 1)
+        offset = keys & ((1 << off_bits) - 1)
     else:
         order = np.lexsort((low, tok))
         stok, code, offset = tok[order], code[order], offset[order]
@@ -569,7 +573,8 @@ def lcs_lengths(tok: np.ndarray, lengths: np.ndarray, layout: Layout) -> np.ndar
     # entry per (reference, candidate offset, word) at most, so never more than the mask cells
     reps = n_cand[run_entry]
     r_entry = np.repeat(run_entry, reps)
-    c_entry = np.repeat(head[gid[run_entry]] - np.cumsum(reps) + reps, reps) + np.arange(len(r_entry), dtype=np.int64)
+    c_first = head[gid[run_entry]] - (np.cumsum(reps) - reps)  # minus the run's first output slot
+    c_entry = np.repeat(c_first, reps) + np.arange(len(r_entry), dtype=np.int64)
     ref = layout.code_ref[code[r_entry]]
     a = offset[c_entry]  # candidate offset
     j = word[r_entry]  # word of the reference
@@ -585,8 +590,13 @@ def lcs_lengths(tok: np.ndarray, lengths: np.ndarray, layout: Layout) -> np.ndar
     return out
 
 
-def _bitparallel(pairs: np.ndarray, lc: np.ndarray, lr: np.ndarray,
-                 matches: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], w: int) -> tuple[np.ndarray, np.ndarray]:
+def _bitparallel(
+    pairs: np.ndarray,
+    lc: np.ndarray,
+    lr: np.ndarray,
+    matches: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    w: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """(pairs, their LCS lengths) for the reference pairs `pairs` (all of `w` words), from the
     match masks (reference, candidate offset, word of the reference, bits)."""
     ref, a, j, bits = matches

@@ -81,7 +81,8 @@ def test_lcs_lengths_match_the_dynamic_program(alphabet):
     caps = [rng.integers(0, alphabet, size=int(n)).tolist() for n in lengths]
     tok = np.array([t for c in caps for t in c], dtype=np.int64)
     got = M.lcs_lengths(tok, lengths.astype(np.int64), layout)
-    want = [_lcs_dp(caps[layout.cand_cap[layout.ref_image[r]]], caps[layout.ref_cap[r]]) for r in range(len(layout.ref_cap))]
+    cand_of_ref = layout.cand_cap[layout.ref_image]
+    want = [_lcs_dp(caps[c], caps[r]) for c, r in zip(cand_of_ref, layout.ref_cap, strict=True)]
     assert got.tolist() == want
 
 
