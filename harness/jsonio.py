@@ -12,6 +12,7 @@ Problems are reported as issues (exit code 1), not exceptions with tracebacks.
 from __future__ import annotations
 
 import contextlib
+import gc
 import gzip
 import hashlib
 import json
@@ -260,6 +261,23 @@ def load_submission_file(
     if issues:
         return None
     return LoadedJson(data, digest, size)
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector for a bulk load.
+
+    Parsing a submission allocates hundreds of thousands of lists and numbers that all survive,
+    so the collector walks them again and again as they pile up: about a fifth of the time of
+    scoring a 30,000-query file. None of it is cyclic garbage; normal collection resumes after.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def read_trusted_json(path: str | os.PathLike[str]) -> Any:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from harness import __version__
-from harness.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
+from harness.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED, gc_paused
 from harness.registry import Benchmark, ItemTable, TaskScores
 from harness.results import ResultRecord, per_item_path, save_items
 from harness.stats import bootstrap_ci
@@ -82,16 +82,17 @@ def score_file(
 ) -> Evaluation:
     """Read, validate and score one submission file (raises InvalidSubmission / UsageError)."""
     started = time.perf_counter()
-    sub = validate_file(
-        path,
-        benchmark_id=benchmark_id,
-        data_dir=data_dir,
-        max_bytes=max_bytes,
-        max_decompressed=max_decompressed,
-        max_errors=max_errors,
-        benchmark_override=benchmark_override,
-    )
-    return score_validated(sub, bootstrap=bootstrap, seed=seed, started=started)
+    with gc_paused():
+        sub = validate_file(
+            path,
+            benchmark_id=benchmark_id,
+            data_dir=data_dir,
+            max_bytes=max_bytes,
+            max_decompressed=max_decompressed,
+            max_errors=max_errors,
+            benchmark_override=benchmark_override,
+        )
+        return score_validated(sub, bootstrap=bootstrap, seed=seed, started=started)
 
 
 def write_evaluation(evaluation: Evaluation, out: str | os.PathLike, with_items: bool = True) -> Path:

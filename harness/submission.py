@@ -11,7 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import InvalidSubmission, IssueList, UsageError
-from harness.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED, load_submission_file
+from harness.jsonio import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_DECOMPRESSED,
+    gc_paused,
+    load_submission_file,
+)
 from harness.registry import Benchmark, Registry, TaskType, locate_ground_truth, registry
 from harness.schema import ENVELOPE_SCHEMA, schema_issues
 
@@ -145,6 +150,19 @@ def validate_file(
     benchmark_override: Benchmark | None = None,
 ) -> ValidatedSubmission:
     issues = IssueList(limit=max_errors)
+    with gc_paused():
+        return _validate_file(path, issues, benchmark_id, data_dir, max_bytes, max_decompressed, benchmark_override)
+
+
+def _validate_file(
+    path: str | os.PathLike,
+    issues: IssueList,
+    benchmark_id: str | None,
+    data_dir: str | os.PathLike | None,
+    max_bytes: int,
+    max_decompressed: int,
+    benchmark_override: Benchmark | None,
+) -> ValidatedSubmission:
     loaded = load_submission_file(path, issues, max_bytes, max_decompressed)
     if loaded is None:
         raise InvalidSubmission(issues, str(path))
