@@ -41,9 +41,10 @@ class MiniConfig:
     n_test: int = 250
     # P(partner present | class present) in images with two or more objects.
     train_partner_prob: float = 0.9
-    # Val and test: a paired class has its partner in half of its multi-object images, so the
-    # pair carries no signal and partner removals and controls are both common.
-    eval_partner_prob: float = 0.5
+    # Val and test: None = no partner mechanism. A partner is drawn exactly like any other class,
+    # so P(partner | class) equals P(any other given class | class) and the pair carries no
+    # information. (0.5 here would still make a partner about 4x likelier than another class.)
+    eval_partner_prob: float | None = None
     captions_per_image: int = 5
     layout: LayoutConfig = field(default_factory=LayoutConfig)
 

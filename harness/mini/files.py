@@ -9,9 +9,9 @@ from __future__ import annotations
 from harness.registry import PACKAGE, DataFile
 
 SHA256: dict[str, str] = {
-    "captions/references.json": "85073e3d1fd960c4527d36c605662d3f90e037a7b799c0c988bec122634f5f09",
-    "mini-decorrelated.json": "b0247951ec88b1d6703ff3ae8cf6e8a9fad4c8e2b00a95ffd15eb9a46e3699d5",
-    "mini-grounding/ground_truth.json": "caf328ed5896f386d12617732e5997f99c2efa1ec0fd2f90fb56992417cfacc2",
+    "captions/references.json": "1b6e11aa9466b61abd33367113bc7ab884413f9e30fe80d330c7d5bd8a831e2c",
+    "mini-decorrelated.json": "ff0adec2b8513ce08286ac78b05cb7d0b55cbf6840a6bd000eb6537ed33b8051",
+    "mini-grounding/ground_truth.json": "2333efa024e2367fb65c8ee3b8dd5c5073d6e25c484ceedd427a82a0a9ba04b1",
     "mini-retrieval.json": "6ec631580162e2cc55229f578dedd0203f9046646c7a7bc71748639f344108a5",
 }
 

@@ -50,7 +50,7 @@ class SplitSpec:
     first_id: int
     count: int
     # P(partner present | class present) in images with two or more objects.
-    partner_prob: float
+    partner_prob: float | None
 
 
 @dataclass(frozen=True)
@@ -319,27 +319,30 @@ def effective_partner_prob(p: float) -> float:
 
 
 def sample_classes(
-    rng: np.random.Generator, n: int, partner_prob: float, cfg: LayoutConfig
+    rng: np.random.Generator, n: int, partner_prob: float | None, cfg: LayoutConfig
 ) -> list[str]:
-    """The distinct classes of an image with `n` objects, in order of drawing."""
+    """The distinct classes of an image with `n` objects, in order of drawing.
+
+    `partner_prob` None: no partner mechanism, so a partner is drawn exactly like any other class
+    and the pair carries no information (val and test)."""
     if n == 1:
         # Every class equally likely alone, in every split: "appears alone" is no shortcut.
         return [CLASSES[int(rng.integers(len(CLASSES)))]]
-    q = effective_partner_prob(partner_prob)
+    q = effective_partner_prob(partner_prob) if partner_prob is not None else None
     k_max = min(n, cfg.max_classes)
     chosen: list[str] = []
     banned: set[str] = set()
     while True:
         room = k_max - len(chosen)
         allowed = [c for c in CLASSES if c not in chosen and c not in banned]
-        if room == 1:
+        if room == 1 and q is not None:
             # A paired class needs room for its partner's coin flip.
             allowed = [c for c in allowed if partner_of(c) is None]
         if not allowed:
             break
         c = allowed[int(rng.integers(len(allowed)))]
         chosen.append(c)
-        p = partner_of(c)
+        p = partner_of(c) if q is not None else None
         if p is not None and p not in chosen and p not in banned:
             if rng.random() < q:
                 chosen.append(p)

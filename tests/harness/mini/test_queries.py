@@ -57,7 +57,9 @@ def test_every_candidate_of_a_full_size_test_split_obeys_the_rules() -> None:
     scenes = [s for s in iter_scenes(cfg) if s.split == "test"]
     queries = choose_queries(scenes)
     groups = [q.group for q in queries]
-    assert groups.count("partner") == groups.count("control") >= 30
+    # Val/test draw partners like any other class (balanced), so both-partner images are rarer
+    # than in train: 17 matched pairs on the default 250-image test split.
+    assert groups.count("partner") == groups.count("control") >= 15
     by_id = {q.id: q for q in queries}
     assert len({(q.scene.image_id, q.removal.removed_classes) for q in queries}) == len(queries)
     for q in queries:
@@ -71,8 +73,9 @@ def test_every_candidate_of_a_full_size_test_split_obeys_the_rules() -> None:
 
 
 def test_the_rules_bite_on_the_test_split() -> None:
-    """Nested objects make tau2 removals (a covered class goes too); some removals are refused."""
-    cfg = MiniConfig(n_train=0, n_val=0, n_test=250)
+    """Nested objects make tau2 removals (a covered class goes too); some removals are refused.
+    (1,000 test images: the balanced 250-image split happens to refuse none.)"""
+    cfg = MiniConfig(n_train=0, n_val=0, n_test=1000)
     multi = refused = 0
     for s in iter_scenes(cfg):
         objects = scene_objects(s)
