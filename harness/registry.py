@@ -189,6 +189,12 @@ class ItemTable:
     columns: list[str]
     values: np.ndarray  # shape (len(ids), len(columns)), float64
 
+    def column_means(self) -> dict[str, np.ndarray]:
+        """Each column's mean as a length-1 array: the shape `metrics_from_means` takes."""
+        # Per column, not values.mean(axis=0): the 1-D pairwise sum is the order the bootstrap
+        # and every earlier score used, so point values stay bit-identical.
+        return {c: self.values[:, j].mean(keepdims=True) for j, c in enumerate(self.columns)}
+
     def to_dict(self) -> dict:
         return {"ids": self.ids, "columns": self.columns, "values": self.values.tolist()}
 
@@ -259,6 +265,11 @@ class TaskType(abc.ABC):
             for column, value in table.items():
                 out[column] = value
         return out
+
+    def point_scores(self, benchmark: Benchmark, items: Mapping[str, ItemTable]) -> dict[str, float]:
+        """Metric values of the whole sample: `metrics_from_means` of every column's mean."""
+        means = {name: table.column_means() for name, table in items.items()}
+        return {key: float(np.asarray(v)[0]) for key, v in self.metrics_from_means(benchmark, means).items()}
 
     def random_predictions(self, ground_truth: Any, benchmark: Benchmark, seed: int = 0) -> Any:
         """A valid chance-level `predictions` document (the floor submissions in submissions/)."""

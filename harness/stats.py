@@ -141,12 +141,8 @@ def paired_bootstrap(
     the usual +1 correction so it is never exactly 0.
     """
     items_b = align_items(items_a, items_b)
-    point_a = metrics_from_means(
-        {k: {c: np.array([t.values[:, j].mean()]) for j, c in enumerate(t.columns)} for k, t in items_a.items()}
-    )
-    point_b = metrics_from_means(
-        {k: {c: np.array([t.values[:, j].mean()]) for j, c in enumerate(t.columns)} for k, t in items_b.items()}
-    )
+    point_a = metrics_from_means({k: t.column_means() for k, t in items_a.items()})
+    point_b = metrics_from_means({k: t.column_means() for k, t in items_b.items()})
     rng = np.random.default_rng(seed)
     means_a, means_b = _replicate_means(items_a, n_resamples, rng, paired_with=items_b)
     assert means_b is not None

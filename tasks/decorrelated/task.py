@@ -84,8 +84,7 @@ class DecorrelatedRetrievalTask(TaskType):
     def score(self, parsed: np.ndarray, ground_truth: GroundTruth, benchmark: Benchmark) -> TaskScores:
         gt = ground_truth
         table = self.item_table(parsed, gt)
-        means = {POPULATION: {c: table.values[:, j].mean(keepdims=True) for j, c in enumerate(table.columns)}}
-        scores = {key: float(v[0]) for key, v in self.metrics_from_means(benchmark, means).items()}
+        scores = self.point_scores(benchmark, {POPULATION: table})
         n = {"queries": len(gt.query_ids), "gallery_captions": len(gt.caption_index)}
         for g in gt.groups:
             n[f"queries/{g}"] = sum(1 for qg in gt.query_groups if qg == g)

@@ -108,10 +108,8 @@ class RetrievalTask(TaskType):
             "image_to_text": ItemTable(list(gt.images), columns, i2t),
             "text_to_image": ItemTable(list(gt.captions), columns, t2i),
         }
-        means = {name: {c: t.values[:, j].mean(keepdims=True) for j, c in enumerate(columns)} for name, t in items.items()}
-        scores = {key: float(value[0]) for key, value in self.metrics_from_means(benchmark, means).items()}
         return TaskScores(
-            scores=scores,
+            scores=self.point_scores(benchmark, items),
             items=items,
             n={"images": len(gt.images), "captions": len(gt.captions), "folds": gt.folds},
         )
