@@ -7,10 +7,12 @@ A query is a hit at K when any of its ground-truth items is among its first K re
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 import numpy as np
 
 KS: tuple[int, ...] = (1, 5, 10)
+T = TypeVar("T", float, np.ndarray)
 
 
 def hits_at_k(relevant: np.ndarray, ks: Sequence[int] = KS) -> np.ndarray:
@@ -37,6 +39,7 @@ def text_to_image_hits(
     return hits_at_k(ranked_images == caption_image[:, None], ks)
 
 
-def rsum(recalls: Sequence[float]) -> float:
-    """RSUM: the sum of the six recalls in percent points."""
-    return 100.0 * float(sum(recalls))
+def rsum(recalls: Sequence[T]) -> T:
+    """RSUM: the sum of the six recalls in percent points (floats, or arrays of bootstrap
+    replicates, element-wise)."""
+    return 100.0 * sum(recalls)  # type: ignore[return-value]

@@ -26,7 +26,7 @@ from tasks.retrieval.ground_truth import (
     write_ground_truth,
 )
 from tasks.retrieval.karpathy import load_karpathy
-from tasks.retrieval.metrics import KS, image_to_text_hits, text_to_image_hits
+from tasks.retrieval.metrics import KS, image_to_text_hits, rsum, text_to_image_hits
 
 DIRECTIONS = ("image_to_text", "text_to_image")
 PREFIX = {"image_to_text": "i2t", "text_to_image": "t2i"}
@@ -121,7 +121,7 @@ class RetrievalTask(TaskType):
         for direction in DIRECTIONS:
             for k in KS:
                 out[f"{PREFIX[direction]}_R@{k}"] = np.asarray(means[direction][f"R@{k}"], dtype=np.float64)
-        out["RSUM"] = 100.0 * sum(out.values())
+        out["RSUM"] = rsum(list(out.values()))
         return out
 
     def random_predictions(self, ground_truth: RetrievalGroundTruth, benchmark: Benchmark, seed: int = 0) -> dict:
