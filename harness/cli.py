@@ -8,6 +8,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tabulate import tabulate
 
@@ -142,18 +143,22 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _submission_options(args: argparse.Namespace) -> dict[str, Any]:
+    """What `validate` and `score` share: the options of the common subparser setup."""
+    return {
+        "benchmark_id": args.benchmark,
+        "data_dir": args.data_dir,
+        "max_bytes": args.max_bytes,
+        "max_decompressed": args.max_decompressed,
+        "max_errors": args.max_errors,
+        "benchmark_override": _override(args),
+    }
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from harness.submission import validate_file
 
-    sub = validate_file(
-        args.submission,
-        benchmark_id=args.benchmark,
-        data_dir=args.data_dir,
-        max_bytes=args.max_bytes,
-        max_decompressed=args.max_decompressed,
-        max_errors=args.max_errors,
-        benchmark_override=_override(args),
-    )
+    sub = validate_file(args.submission, **_submission_options(args))
     if args.json:
         print(json.dumps({"source": args.submission, "valid": True, "benchmark": sub.benchmark.id,
                           "error_count": 0, "errors": []}, indent=2))
@@ -178,15 +183,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from harness.scoring import score_file, write_evaluation
 
     evaluation = score_file(
-        args.submission,
-        benchmark_id=args.benchmark,
-        data_dir=args.data_dir,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        max_bytes=args.max_bytes,
-        max_decompressed=args.max_decompressed,
-        max_errors=args.max_errors,
-        benchmark_override=_override(args),
+        args.submission, bootstrap=args.bootstrap, seed=args.seed, **_submission_options(args)
     )
     result = evaluation.result
     if args.out:
