@@ -5,12 +5,12 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
 .PHONY: demo test leaderboard clean
 
-$(VENV)/.core: pyproject.toml
+$(VENV)/.core: pyproject.toml setup.py
 	python3 -m venv $(VENV)
 	$(PIP) -e .
 	touch $@
 
-$(VENV)/.dev: pyproject.toml
+$(VENV)/.dev: pyproject.toml setup.py
 	python3 -m venv $(VENV)
 	$(PIP) -e '.[dev]'
 	touch $@ $(VENV)/.core

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.captioning import metrics as M
-from tasks.captioning.loaders import References
-from tasks.captioning.meteor import MeteorProcess
-from tasks.captioning.ptb import pycoco_successors, tokenize
-from tasks.captioning.task import score_captions
+from vlbench.tasks.captioning import metrics as M
+from vlbench.tasks.captioning.loaders import References
+from vlbench.tasks.captioning.meteor import MeteorProcess
+from vlbench.tasks.captioning.ptb import pycoco_successors, tokenize
+from vlbench.tasks.captioning.task import score_captions
 
 SYLLABLES = ["ba", "be", "bi", "bo", "bu", "ca", "co", "da", "de", "di", "do", "fa", "fe", "fi", "ga", "go", "ha", "he", "hi", "ja", "ka", "ke", "ki", "la", "le", "li", "lo", "ma", "me", "mi", "mo", "na", "ne", "ni", "no", "pa", "pe", "pi", "po", "ra", "re", "ri", "ro", "sa", "se", "si", "so", "ta", "te", "ti", "to", "va", "ve", "vi", "wa", "we"]
 

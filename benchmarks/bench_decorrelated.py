@@ -18,14 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.errors import IssueList
-from harness.registry import Benchmark, DataFile, GroundTruthFiles
-from harness.stats import bootstrap_ci
-from tasks.decorrelated import TASK
-from tasks.decorrelated.benchmarks import METRICS
-from tasks.decorrelated.manifest import Gallery, Query, build_manifest, write_manifest
-from tasks.decorrelated.mentions import COCO_CLASSES, coco_matcher
-from tasks.decorrelated.metrics import relevance
+from vlbench.errors import IssueList
+from vlbench.registry import Benchmark, DataFile, GroundTruthFiles
+from vlbench.stats import bootstrap_ci
+from vlbench.tasks.decorrelated import TASK
+from vlbench.tasks.decorrelated.benchmarks import METRICS
+from vlbench.tasks.decorrelated.manifest import Gallery, Query, build_manifest, write_manifest
+from vlbench.tasks.decorrelated.mentions import COCO_CLASSES, coco_matcher
+from vlbench.tasks.decorrelated.metrics import relevance
 
 BENCH = Benchmark(
     id="bench-decorrelated",

@@ -4,7 +4,7 @@ Builds a full-size synthetic Flickr30k Entities split in the official format (1,
 5 captions each, about 14,500 gradable phrases, multi-box and shared-box chains, nobndbox and
 scene chains), prepares vlbench's ground truth from it, writes a submission with 10 ranked boxes
 per phrase, then times, in one run:
-- vlbench: `harness.scoring.score_file` (read + envelope + fast schema check + GT load +
+- vlbench: `vlbench.scoring.score_file` (read + envelope + fast schema check + GT load +
   semantic validation + ANY-BOX and MERGED-BOX scoring), without and with the bootstrap;
 - the reference: `tasks.grounding.reference.MdetrStyleEvaluator.evaluate` (only the per-phrase
   loop: its own GT parsing and JSON reading are not counted), once per protocol.
@@ -23,13 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.errors import IssueList
-from harness.registry import registry
-from harness.scoring import score_file
-from tasks.grounding import TASK
-from tasks.grounding.importers import from_mdetr
-from tasks.grounding.loaders import load_ground_truth_file
-from tasks.grounding.reference import MdetrStyleEvaluator
+from vlbench.errors import IssueList
+from vlbench.registry import registry
+from vlbench.scoring import score_file
+from vlbench.tasks.grounding import TASK
+from vlbench.tasks.grounding.importers import from_mdetr
+from vlbench.tasks.grounding.loaders import load_ground_truth_file
+from vlbench.tasks.grounding.reference import MdetrStyleEvaluator
 
 TYPES = ["people", "clothing", "bodyparts", "animals", "vehicles", "instruments", "scene", "other"]
 BENCH = "flickr30k-entities-test"

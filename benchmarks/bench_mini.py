@@ -2,7 +2,7 @@
 
 Pins the process to one CPU (where the OS allows) and single-threaded BLAS, then times
 `write_mini_benchmark` into a fresh temporary folder, with images (what `vlbench data mini`
-does) and annotations only (what `python -m harness.mini.ship` needs), and reports the median of
+does) and annotations only (what `python -m vlbench.tasks.mini.ship` needs), and reports the median of
 `--repeats` runs with the number and size of the files written.
 Usage: python benchmarks/bench_mini.py [--repeats 3]
 """
@@ -23,7 +23,7 @@ from pathlib import Path  # noqa: E402
 
 
 def run(images: bool) -> tuple[float, int, int]:
-    from harness.mini import write_mini_benchmark
+    from vlbench.tasks.mini import write_mini_benchmark
 
     with tempfile.TemporaryDirectory(prefix="bench-mini-") as tmp:
         t0 = time.perf_counter()
@@ -39,7 +39,7 @@ def main() -> None:
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    import harness.mini.build  # noqa: F401  (imports are not part of the generation time)
+    import vlbench.tasks.mini.build  # noqa: F401  (imports are not part of the generation time)
 
     print(f"python {platform.python_version()}, {platform.machine()}, one core")
     for images in (True, False):

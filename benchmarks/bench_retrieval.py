@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.registry import locate_ground_truth, registry
-from harness.scoring import score_file
+from vlbench.registry import locate_ground_truth, registry
+from vlbench.scoring import score_file
 
 
 def synthetic_karpathy(n_images: int) -> dict:
@@ -75,7 +75,7 @@ def main() -> None:
         loads_min, loads_med = timed(lambda: json.loads(path.read_bytes()), args.repeats)
         score_min, score_med = timed(lambda: score_file(path, data_dir=tmp / "data", bootstrap=0), args.repeats)
         boot_min, boot_med = timed(lambda: score_file(path, data_dir=tmp / "data", bootstrap=1000), max(3, args.repeats // 2))
-        cmd = [sys.executable, "-m", "harness", "score", str(path), "--data-dir", str(tmp / "data"), "--bootstrap", "0"]
+        cmd = [sys.executable, "-m", "vlbench", "score", str(path), "--data-dir", str(tmp / "data"), "--bootstrap", "0"]
         cli_min, cli_med = timed(lambda: subprocess.run(cmd, check=True, capture_output=True), 3)
         result = score_file(path, data_dir=tmp / "data", bootstrap=0).result
 

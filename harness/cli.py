@@ -12,11 +12,11 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness import __version__
-from harness.errors import InvalidSubmission, UsageError, VlbenchError
-from harness.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
-from harness.registry import Benchmark, Metric, data_status, default_data_dir, registry
-from harness.results import ResultRecord, load_items
+from vlbench import __version__
+from vlbench.errors import InvalidSubmission, UsageError, VlbenchError
+from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
+from vlbench.registry import Benchmark, Metric, data_status, default_data_dir, registry
+from vlbench.results import ResultRecord, load_items
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -156,7 +156,7 @@ def _submission_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from harness.submission import validate_file
+    from vlbench.submission import validate_file
 
     sub = validate_file(args.submission, **_submission_options(args))
     if args.json:
@@ -180,7 +180,7 @@ def _score_table(result: ResultRecord, benchmark: Benchmark) -> str:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from harness.scoring import score_file, write_evaluation
+    from vlbench.scoring import score_file, write_evaluation
 
     evaluation = score_file(
         args.submission, bootstrap=args.bootstrap, seed=args.seed, **_submission_options(args)
@@ -206,7 +206,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from harness.stats import paired_bootstrap
+    from vlbench.stats import paired_bootstrap
 
     a, b = ResultRecord.load(args.result_a), ResultRecord.load(args.result_b)
     if (a.benchmark, a.benchmark_version) != (b.benchmark, b.benchmark_version):
@@ -241,7 +241,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from harness import leaderboard
+    from vlbench import leaderboard
 
     if args.leaderboard_command != "build":
         raise UsageError("vlbench leaderboard: choose 'build'")
@@ -257,7 +257,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from tasks.grounding import importers
+    from vlbench.tasks.grounding import importers
 
     argv = [args.predictions, "--benchmark", args.benchmark, "--out", args.out, "--format", args.format]
     if args.method:
@@ -269,7 +269,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_data(args: argparse.Namespace) -> int:
     if args.data_command == "mini":
-        from harness.mini import write_mini_benchmark
+        from vlbench.tasks.mini import write_mini_benchmark
 
         written = write_mini_benchmark(Path(args.out))
         print(f"wrote the mini benchmark to {args.out} ({len(written)} files)")

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import InvalidSubmission, IssueList, UsageError, pointer
+from vlbench.errors import InvalidSubmission, IssueList, UsageError, pointer
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_DECOMPRESSED = 1024 * 1024 * 1024

@@ -21,13 +21,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from harness import __version__
-from harness.errors import InvalidSubmission, UsageError
-from harness.jsonio import atomic_write_bytes
-from harness.registry import Benchmark, ItemTable, registry
-from harness.results import ResultRecord
-from harness.scoring import score_file
-from harness.stats import paired_bootstrap
+from vlbench import __version__
+from vlbench.errors import InvalidSubmission, UsageError
+from vlbench.jsonio import atomic_write_bytes
+from vlbench.registry import Benchmark, ItemTable, registry
+from vlbench.results import ResultRecord
+from vlbench.scoring import score_file
+from vlbench.stats import paired_bootstrap
 
 BASELINE_MARK = "†"
 

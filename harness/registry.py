@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from harness.errors import IssueList, UsageError
-from harness.jsonio import sha256_file
+from vlbench.errors import IssueList, UsageError
+from vlbench.jsonio import sha256_file
 
 PACKAGE = "package"
 DATA_DIR = "data_dir"
@@ -75,7 +75,7 @@ class Benchmark:
     homepage: str = ""
     # Where `vlbench data prepare` gets its source by default (a hub id or a description).
     source_hint: str = ""
-    # Python package holding PACKAGE files (e.g. "harness.mini").
+    # Python package holding PACKAGE files (e.g. "vlbench.tasks.mini").
     package_data: str = ""
     # Task-specific protocol settings (folds, captions per image, IoU threshold, ...).
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -109,7 +109,7 @@ def prepare_target(benchmark: Benchmark, f: DataFile, data_dir: str | os.PathLik
     """Where `prepare` writes a ground-truth file: `<data_dir>/<benchmark id>/<file name>`.
 
     DATA_DIR files are read back from there; PACKAGE files (the mini benchmarks, whose paths
-    start with `data/`) are copied from there into the package by `python -m harness.mini.ship`.
+    start with `data/`) are copied from there into the package by `python -m vlbench.tasks.mini.ship`.
     """
     relative = f.path[len("data/"):] if f.location == PACKAGE and f.path.startswith("data/") else f.path
     return Path(data_dir) / benchmark.id / relative
@@ -303,14 +303,14 @@ class Registry:
 @cache
 def registry() -> Registry:
     """Discover task packages under `tasks/`."""
-    import tasks
+    import vlbench.tasks as tasks
 
     found_tasks: dict[str, TaskType] = {}
     found_benchmarks: dict[str, Benchmark] = {}
     for info in sorted(pkgutil.iter_modules(tasks.__path__), key=lambda i: i.name):
         if not info.ispkg:
             continue
-        module = importlib.import_module(f"tasks.{info.name}")
+        module = importlib.import_module(f"vlbench.tasks.{info.name}")
         task = getattr(module, "TASK", None)
         if task is None:
             continue

@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from harness.jsonio import atomic_write_json
-from harness.registry import ItemTable
+from vlbench.jsonio import atomic_write_json
+from vlbench.registry import ItemTable
 
 RESULT_FORMAT = 1
 

@@ -10,7 +10,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from harness.errors import IssueList, pointer
+from vlbench.errors import IssueList, pointer
 
 ENVELOPE_SCHEMA = Path(__file__).parent / "schemas" / "envelope.schema.json"
 

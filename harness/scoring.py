@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 
-from harness import __version__
-from harness.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED, gc_paused
-from harness.registry import Benchmark, ItemTable, TaskScores
-from harness.results import ResultRecord, per_item_path, save_items
-from harness.stats import bootstrap_ci
-from harness.submission import ValidatedSubmission, validate_file
+from vlbench import __version__
+from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED, gc_paused
+from vlbench.registry import Benchmark, ItemTable, TaskScores
+from vlbench.results import ResultRecord, per_item_path, save_items
+from vlbench.stats import bootstrap_ci
+from vlbench.submission import ValidatedSubmission, validate_file
 
 
 @dataclass

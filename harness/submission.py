@@ -10,15 +10,15 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from harness.errors import InvalidSubmission, IssueList, UsageError
-from harness.jsonio import (
+from vlbench.errors import InvalidSubmission, IssueList, UsageError
+from vlbench.jsonio import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_DECOMPRESSED,
     gc_paused,
     load_submission_file,
 )
-from harness.registry import Benchmark, Registry, TaskType, locate_ground_truth, registry
-from harness.schema import ENVELOPE_SCHEMA, schema_issues
+from vlbench.registry import Benchmark, Registry, TaskType, locate_ground_truth, registry
+from vlbench.schema import ENVELOPE_SCHEMA, schema_issues
 
 
 @dataclass

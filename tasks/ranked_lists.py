@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import IssueList, pointer
+from vlbench.errors import IssueList, pointer
 
 ID_TYPES = frozenset({int, str})
 RowsOf = Callable[[list[Any]], np.ndarray]

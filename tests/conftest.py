@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.registry import registry
+from vlbench.registry import registry
 
 
 def karpathy_doc(

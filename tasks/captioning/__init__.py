@@ -2,8 +2,8 @@
 
 See README.md in this folder (the metric card)."""
 
-from tasks.captioning.benchmarks import BENCHMARKS
-from tasks.captioning.task import CaptioningTask
+from vlbench.tasks.captioning.benchmarks import BENCHMARKS
+from vlbench.tasks.captioning.task import CaptioningTask
 
 TASK = CaptioningTask()
 

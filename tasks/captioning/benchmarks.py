@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.mini.files import mini_file
-from harness.registry import Benchmark, DataFile, Metric
+from vlbench.registry import Benchmark, DataFile, Metric
+from vlbench.tasks.mini.files import mini_file
 
 METRICS = (
     Metric("BLEU-1", "corpus BLEU with unigrams (pycocoevalcap Bleu_1)", display="float", decimals=3),
@@ -47,7 +47,7 @@ MINI_CAPTIONS = Benchmark(
     main_score="CIDEr-D",
     citation="vlbench-mini (generated)",
     license="Apache-2.0",
-    package_data="harness.mini",
+    package_data="vlbench.tasks.mini",
     source_hint="a mini world folder written by `vlbench data mini`",
 )
 

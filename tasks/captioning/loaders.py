@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
+from vlbench.errors import UsageError
 
 ImageId = int | str
 COMPACT_KEY = "vlbench_references"

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.captioning import paraphrase
-from tasks.captioning.java import JavaUnavailable, java_command, meteor_jar
-from tasks.captioning.metrics import METEOR_STATS
+from vlbench.tasks.captioning import paraphrase
+from vlbench.tasks.captioning.java import JavaUnavailable, java_command, meteor_jar
+from vlbench.tasks.captioning.metrics import METEOR_STATS
 
 # As pycocoevalcap: java -jar -Xmx2G meteor-1.5.jar - - -stdio -l en -norm
 METEOR_ARGS = ["-", "-", "-stdio", "-l", "en", "-norm"]

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
-from harness.registry import Benchmark
-from tasks.captioning.loaders import (
+from vlbench.errors import UsageError
+from vlbench.registry import Benchmark
+from vlbench.tasks.captioning.loaders import (
     References,
     _read_json,
     detect_and_load,

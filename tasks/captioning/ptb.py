@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.captioning.java import JavaUnavailable, java_command, ptb_jar
+from vlbench.tasks.captioning.java import JavaUnavailable, java_command, ptb_jar
 
 # Tokens pycocoevalcap drops after tokenizing (exact, case-sensitive: -lrb- etc. survive).
 PUNCTUATIONS = frozenset(

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.captioning.java import JavaUnavailable, java_command, spice_jar
+from vlbench.tasks.captioning.java import JavaUnavailable, java_command, spice_jar
 
 CORENLP_JARS = ("stanford-corenlp-3.6.0.jar", "stanford-corenlp-3.6.0-models.jar")
 ADD_OPENS = [

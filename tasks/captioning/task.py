@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import IssueList, UsageError, pointer
-from harness.registry import (
+from vlbench.errors import IssueList, UsageError, pointer
+from vlbench.registry import (
     DATA_DIR,
     PACKAGE,
     Benchmark,
@@ -23,15 +23,20 @@ from harness.registry import (
     TaskScores,
     TaskType,
 )
-from tasks.captioning import metrics as M
-from tasks.captioning.loaders import (
+from vlbench.tasks.captioning import metrics as M
+from vlbench.tasks.captioning.loaders import (
     References,
     load_references,
     write_compact,
 )
-from tasks.captioning.meteor import MeteorProcess, MeteorUnavailable
-from tasks.captioning.ptb import TokenizerUnavailable, fast_tokenize, pycoco_successors, tokenize
-from tasks.captioning.spice import run_spice, spice_status
+from vlbench.tasks.captioning.meteor import MeteorProcess, MeteorUnavailable
+from vlbench.tasks.captioning.ptb import (
+    TokenizerUnavailable,
+    fast_tokenize,
+    pycoco_successors,
+    tokenize,
+)
+from vlbench.tasks.captioning.spice import run_spice, spice_status
 
 MAX_CAPTION_CHARS = 10_000
 MISSING_LISTED = 20
@@ -65,7 +70,7 @@ class CaptioningTask(TaskType):
 
     def references_benchmark(self, path: Path) -> Benchmark:
         """An ad-hoc benchmark scoring against any COCO-format caption file (--references)."""
-        from tasks.captioning.benchmarks import METRICS
+        from vlbench.tasks.captioning.benchmarks import METRICS
 
         path = Path(path).expanduser().resolve()
         if not path.is_file():
@@ -198,7 +203,7 @@ class CaptioningTask(TaskType):
 
     # ------------------------------------------------------------------ prepare
     def prepare(self, benchmark: Benchmark, source: str, data_dir: Path) -> list[Path]:
-        from tasks.captioning.prepare import prepare_references
+        from vlbench.tasks.captioning.prepare import prepare_references
 
         refs, origin = prepare_references(benchmark, source)
         f = benchmark.files[0]

@@ -4,8 +4,8 @@ Importing this package needs numpy only; the inpainting fill (`tasks.decorrelate
 torch and diffusers lazily.
 """
 
-from tasks.decorrelated.benchmarks import BENCHMARKS
-from tasks.decorrelated.task import DecorrelatedRetrievalTask
+from vlbench.tasks.decorrelated.benchmarks import BENCHMARKS
+from vlbench.tasks.decorrelated.task import DecorrelatedRetrievalTask
 
 TASK = DecorrelatedRetrievalTask()
 

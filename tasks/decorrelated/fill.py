@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageFilter
 
-from harness.jsonio import atomic_write_bytes, read_trusted_json
-from tasks.decorrelated.removal import box_mask
+from vlbench.jsonio import atomic_write_bytes, read_trusted_json
+from vlbench.tasks.decorrelated.removal import box_mask
 
 METHODS = ("inpaint", "blur", "mean", "zero")
 DEFAULT_MODEL = "stable-diffusion-v1-5/stable-diffusion-inpainting"

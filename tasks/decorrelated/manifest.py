@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.jsonio import atomic_write_json, read_trusted_json
-from tasks.decorrelated.metrics import count_relevant, pack_classes, pack_csr
+from vlbench.jsonio import atomic_write_json, read_trusted_json
+from vlbench.tasks.decorrelated.metrics import count_relevant, pack_classes, pack_csr
 
 FORMAT = "vlbench-decorrelated-manifest"
 VERSION = 1

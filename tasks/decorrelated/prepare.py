@@ -19,10 +19,17 @@ from typing import Any
 
 from tqdm import tqdm
 
-from harness.errors import UsageError
-from tasks.decorrelated.manifest import Gallery, Query, build_manifest
-from tasks.decorrelated.mentions import FLICKR_CLASSES, MentionMatcher, coco_matcher, tokens
-from tasks.decorrelated.removal import TAU1, TAU2, TAU3, BoxXYWH, Removal, candidate_removals
+from vlbench.errors import UsageError
+from vlbench.tasks.decorrelated.manifest import Gallery, Query, build_manifest
+from vlbench.tasks.decorrelated.mentions import FLICKR_CLASSES, MentionMatcher, coco_matcher, tokens
+from vlbench.tasks.decorrelated.removal import (
+    TAU1,
+    TAU2,
+    TAU3,
+    BoxXYWH,
+    Removal,
+    candidate_removals,
+)
 
 PARAMS = {"tau1": TAU1, "tau2": TAU2, "tau3": TAU3}
 
@@ -214,7 +221,7 @@ def prepare_flickr(benchmark_id: str, source: Path) -> dict[str, Any]:
 
 
 def mini_matcher() -> MentionMatcher:
-    from harness.mini import world
+    from vlbench.tasks.mini import world
 
     return MentionMatcher(world.CLASSES, world.CLASS_WORDS)
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import IssueList, UsageError
-from harness.registry import (
+from vlbench.errors import IssueList, UsageError
+from vlbench.registry import (
     Benchmark,
     GroundTruthFiles,
     ItemTable,
@@ -18,9 +18,9 @@ from harness.registry import (
     TaskType,
     prepare_target,
 )
-from tasks.decorrelated.manifest import GroundTruth, load_manifest, write_manifest
-from tasks.decorrelated.metrics import KS, average_precision_at_k, relevance
-from tasks.ranked_lists import ID_TYPES, RankedListSpec, parse_ranked_lists
+from vlbench.tasks.decorrelated.manifest import GroundTruth, load_manifest, write_manifest
+from vlbench.tasks.decorrelated.metrics import KS, average_precision_at_k, relevance
+from vlbench.tasks.ranked_lists import ID_TYPES, RankedListSpec, parse_ranked_lists
 
 POPULATION = "image_to_text"
 K = max(KS)
@@ -116,7 +116,7 @@ class DecorrelatedRetrievalTask(TaskType):
         }
 
     def prepare(self, benchmark: Benchmark, source: str, data_dir: Path) -> list[Path]:
-        from tasks.decorrelated import prepare as builders
+        from vlbench.tasks.decorrelated import prepare as builders
 
         root = Path(source)
         if not root.is_dir():

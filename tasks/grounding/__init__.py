@@ -1,7 +1,7 @@
 """Phrase grounding on Flickr30k Entities (MDETR's evaluator protocol). See README.md."""
 
-from tasks.grounding.benchmarks import BENCHMARKS
-from tasks.grounding.task import GroundingTask
+from vlbench.tasks.grounding.benchmarks import BENCHMARKS
+from vlbench.tasks.grounding.task import GroundingTask
 
 TASK = GroundingTask()
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from harness.mini.files import mini_file
-from harness.mini.world import ENTITY_TYPES
-from harness.registry import Benchmark, DataFile, Metric
-from tasks.grounding.loaders import TYPES
-from tasks.grounding.task import GT_FILE, MEASURES, PROTOCOLS
+from vlbench.registry import Benchmark, DataFile, Metric
+from vlbench.tasks.grounding.loaders import TYPES
+from vlbench.tasks.grounding.task import GT_FILE, MEASURES, PROTOCOLS
+from vlbench.tasks.mini.files import mini_file
+from vlbench.tasks.mini.world import ENTITY_TYPES
 
 VERSION = "1.0"
 
@@ -42,7 +42,7 @@ def _metrics(types: tuple[str, ...]) -> tuple[Metric, ...]:
 
 
 METRICS = _metrics(TYPES)
-# The mini world's phrases are typed by shape family (harness/mini/world.py ENTITY_TYPES).
+# The mini world's phrases are typed by shape family (tasks/mini/world.py ENTITY_TYPES).
 MINI_TYPES: tuple[str, ...] = tuple(dict.fromkeys(ENTITY_TYPES.values()))
 
 
@@ -95,7 +95,7 @@ MINI_GROUNDING = Benchmark(
     citation="vlbench-mini (generated); protocol as flickr30k-entities-test",
     license="Apache-2.0 (generated data)",
     source_hint="the mini world folder (vlbench data mini --out DIR)",
-    package_data="harness.mini",
+    package_data="vlbench.tasks.mini",
     options=_options("test", MINI_TYPES),
 )
 

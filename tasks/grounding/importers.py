@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.errors import InvalidSubmission, IssueList, UsageError, VlbenchError, pointer
-from harness.jsonio import load_submission_file
-from harness.registry import locate_ground_truth, registry
-from tasks.grounding.loaders import GroundTruth
+from vlbench.errors import InvalidSubmission, IssueList, UsageError, VlbenchError, pointer
+from vlbench.jsonio import load_submission_file
+from vlbench.registry import locate_ground_truth, registry
+from vlbench.tasks.grounding.loaders import GroundTruth
 
 
 def _as_id(value: Any) -> str | None:
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         benchmark = registry().benchmark(args.benchmark)
         if benchmark.task != "grounding":
             raise UsageError(f"{benchmark.id} is not a grounding benchmark")
-        from tasks.grounding import TASK
+        from vlbench.tasks.grounding import TASK
 
         gt = TASK.load_ground_truth(benchmark, locate_ground_truth(benchmark, args.data_dir))
         issues = IssueList()

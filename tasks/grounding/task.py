@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import IssueList, UsageError, pointer
-from harness.registry import (
+from vlbench.errors import IssueList, UsageError, pointer
+from vlbench.registry import (
     Benchmark,
     GroundTruthFiles,
     ItemTable,
@@ -24,7 +24,7 @@ from harness.registry import (
     TaskType,
     prepare_target,
 )
-from tasks.grounding.loaders import (
+from vlbench.tasks.grounding.loaders import (
     TYPES,
     GroundTruth,
     build_ground_truth,
@@ -32,7 +32,7 @@ from tasks.grounding.loaders import (
     load_ground_truth_file,
     write_ground_truth,
 )
-from tasks.grounding.metrics import KS, box_best_iou, pairwise_iou, phrase_hits
+from vlbench.tasks.grounding.metrics import KS, box_best_iou, pairwise_iou, phrase_hits
 
 GT_FILE = "ground_truth.json"
 POPULATION = "phrases"

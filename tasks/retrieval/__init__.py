@@ -1,7 +1,7 @@
 """Standard image-text retrieval: R@1/5/10 image->text and text->image, and RSUM."""
 
-from tasks.retrieval.benchmarks import BENCHMARKS
-from tasks.retrieval.task import RetrievalTask
+from vlbench.tasks.retrieval.benchmarks import BENCHMARKS
+from vlbench.tasks.retrieval.task import RetrievalTask
 
 TASK = RetrievalTask()
 

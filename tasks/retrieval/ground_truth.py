@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import UsageError
-from harness.jsonio import atomic_write_json, read_trusted_json
-from tasks.retrieval.karpathy import parse_karpathy
+from vlbench.errors import UsageError
+from vlbench.jsonio import atomic_write_json, read_trusted_json
+from vlbench.tasks.retrieval.karpathy import parse_karpathy
 
 FORMAT = "vlbench-retrieval-gt"
 

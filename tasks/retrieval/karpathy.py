@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
-from harness.jsonio import read_trusted_json
+from vlbench.errors import UsageError
+from vlbench.jsonio import read_trusted_json
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 

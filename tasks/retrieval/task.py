@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import IssueList
-from harness.registry import (
+from vlbench.errors import IssueList
+from vlbench.registry import (
     Benchmark,
     GroundTruthFiles,
     ItemTable,
@@ -18,15 +18,15 @@ from harness.registry import (
     TaskType,
     prepare_target,
 )
-from tasks.ranked_lists import ID_TYPES, RankedListSpec, dict_rows_of, parse_ranked_lists
-from tasks.retrieval.ground_truth import (
+from vlbench.tasks.ranked_lists import ID_TYPES, RankedListSpec, dict_rows_of, parse_ranked_lists
+from vlbench.tasks.retrieval.ground_truth import (
     RetrievalGroundTruth,
     build_ground_truth,
     read_ground_truth,
     write_ground_truth,
 )
-from tasks.retrieval.karpathy import load_karpathy
-from tasks.retrieval.metrics import KS, image_to_text_hits, rsum, text_to_image_hits
+from vlbench.tasks.retrieval.karpathy import load_karpathy
+from vlbench.tasks.retrieval.metrics import KS, image_to_text_hits, rsum, text_to_image_hits
 
 DIRECTIONS = ("image_to_text", "text_to_image")
 PREFIX = {"image_to_text": "i2t", "text_to_image": "t2i"}

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.registry import registry
 from tests.tasks.retrieval.test_validation import envelope, load_gt, perfect_predictions
+from vlbench.cli import main
+from vlbench.registry import registry
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.errors import IssueList
-from harness.jsonio import loads_strict
+from vlbench.errors import IssueList
+from vlbench.jsonio import loads_strict
 
 
 @pytest.mark.parametrize(

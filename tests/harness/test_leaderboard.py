@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness import leaderboard
-from harness.cli import main
-from harness.registry import registry
 from tests.tasks.retrieval.test_validation import envelope, load_gt, perfect_predictions
+from vlbench import leaderboard
+from vlbench.cli import main
+from vlbench.registry import registry
 
 
 def write(path: Path, doc: dict) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.errors import InvalidSubmission, UsageError
-from harness.submission import validate_file
+from vlbench.errors import InvalidSubmission, UsageError
+from vlbench.submission import validate_file
 
 scalars = st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12)
 json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5), max_leaves=30)
@@ -67,9 +67,9 @@ def test_arbitrary_bytes(raw: bytes, retrieval_data: Path, tmp_path: Path) -> No
 @given(predictions=retrieval_predictions | json_values)
 def test_fast_structure_check_implies_schema_valid(predictions) -> None:
     """The retrieval fast path may skip the JSON Schema only for documents the schema accepts."""
-    from harness.errors import IssueList
-    from harness.registry import registry
-    from harness.schema import schema_issues
+    from vlbench.errors import IssueList
+    from vlbench.registry import registry
+    from vlbench.schema import schema_issues
 
     reg = registry()
     benchmark = reg.benchmark("coco-5k")
@@ -120,7 +120,7 @@ MINI = ("mini-retrieval", "mini-decorrelated", "mini-grounding", "mini-captions"
 
 
 def _random_doc(benchmark_id: str):
-    from harness.registry import locate_ground_truth, registry
+    from vlbench.registry import locate_ground_truth, registry
 
     reg = registry()
     b = reg.benchmark(benchmark_id)

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.jsonio import atomic_write_bytes
-from harness.registry import ItemTable
-from harness.results import ResultRecord, load_items, save_items
+from vlbench.jsonio import atomic_write_bytes
+from vlbench.registry import ItemTable
+from vlbench.results import ResultRecord, load_items, save_items
 
 
 def test_result_round_trip(tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.registry import ItemTable
-from harness.stats import align_items, bootstrap_ci, paired_bootstrap
+from vlbench.registry import ItemTable
+from vlbench.stats import align_items, bootstrap_ci, paired_bootstrap
 
 
 def mean_metrics(means):

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from gen import adversarial_caption, realistic_caption  # noqa: E402
 
-from tasks.captioning.loaders import References  # noqa: E402
+from vlbench.tasks.captioning.loaders import References  # noqa: E402
 
 HAVE_JAVA = shutil.which("java") is not None
 needs_java = pytest.mark.skipif(not HAVE_JAVA, reason="java is not installed")

@@ -9,8 +9,8 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from tasks.captioning import paraphrase as P
-from tasks.captioning.java import meteor_jar
+from vlbench.tasks.captioning import paraphrase as P
+from vlbench.tasks.captioning.java import meteor_jar
 
 
 @cache

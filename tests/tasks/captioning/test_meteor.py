@@ -8,9 +8,9 @@ import pytest
 from conftest import SETS, needs_java, refs_of
 from meteor_index import real_index_cache
 
-from tasks.captioning import metrics as M
-from tasks.captioning.meteor import MeteorProcess, score_line
-from tasks.captioning.task import score_captions
+from vlbench.tasks.captioning import metrics as M
+from vlbench.tasks.captioning.meteor import MeteorProcess, score_line
+from vlbench.tasks.captioning.task import score_captions
 
 pytestmark = needs_java
 
@@ -63,7 +63,7 @@ def test_score_line_sanitises_the_hypothesis_only():
 
 
 def test_meteor_bootstrap_columns(both):
-    from tasks.captioning import TASK
+    from vlbench.tasks.captioning import TASK
 
     s = both[1]["edge"]
     t = s.items["images"]

@@ -17,9 +17,9 @@ from conftest import EDGE_CANDS, EDGE_REFS, generated_set, needs_java
 from gen import adversarial_caption, realistic_caption
 from meteor_index import real_index_cache as _real_index_cache
 
-from tasks.captioning import paraphrase as P
-from tasks.captioning.java import java_command, meteor_jar
-from tasks.captioning.meteor import MeteorProcess, score_line
+from vlbench.tasks.captioning import paraphrase as P
+from vlbench.tasks.captioning.java import java_command, meteor_jar
+from vlbench.tasks.captioning.meteor import MeteorProcess, score_line
 
 ALPHABET = list("aAbZz09 .,'`-\u2018\u2019\u201c\u201d\u2013\u2014\"!?;:()[]$%&/\\@#*+=<>|~^_ éÉßøØŠžЖжꙀᴀ") + [
     "\u00a0", "\u2003", "\u3000", "\x0b", "\x0c", "\t", "DOTMULTI", "DOTDOTMULTI", "Mr.", "U.S.", "p.m.", "No.",

@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from tasks.captioning import metrics as M
+from vlbench.tasks.captioning import metrics as M
 
 
 def _caption(rng: random.Random, vocab: list[str], max_len: int) -> str:

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from conftest import SEED_CANDS, SEED_REFS, SETS, needs_java, refs_of
 
-from tasks.captioning import metrics as M
-from tasks.captioning.task import score_captions
+from vlbench.tasks.captioning import metrics as M
+from vlbench.tasks.captioning.task import score_captions
 
 pytestmark = needs_java
 
@@ -20,7 +20,7 @@ def ours():
 
 @pytest.mark.parametrize("name", sorted(SETS))
 def test_tokenization_matches_pycocoevalcap(name, pyco_tokenized):
-    from tasks.captioning.ptb import pycoco_successors, tokenize
+    from vlbench.tasks.captioning.ptb import pycoco_successors, tokenize
 
     cands, refs = SETS[name]
     gts, res = pyco_tokenized[name]
@@ -99,7 +99,7 @@ def test_empty_and_one_word_candidates():
 
 
 def test_bootstrap_columns_recompute_corpus_values():
-    from tasks.captioning import TASK
+    from vlbench.tasks.captioning import TASK
 
     cands, refs = SETS["generated"]
     s = score_captions(cands, refs_of(refs), meteor=False, spice=False)

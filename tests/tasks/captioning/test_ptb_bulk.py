@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from gen import adversarial_caption, realistic_caption  # noqa: E402
 
-from tasks.captioning.ptb import _bulk_tokenize, fast_tokenize, fast_tokenize_many  # noqa: E402
+from vlbench.tasks.captioning.ptb import _bulk_tokenize, fast_tokenize, fast_tokenize_many  # noqa: E402
 
 PIECES = [
     "a", "b", "n", "s", "t", "x", "dog", "man", "N", "S", "T", "A", "'", "'s", "n't", "N'T", "'S",

@@ -9,7 +9,7 @@ import pytest
 from conftest import needs_java
 from gen import adversarial_caption, realistic_caption
 
-from tasks.captioning.ptb import LINE_BREAKS, fast_tokenize, jar_tokenize, tokenize
+from vlbench.tasks.captioning.ptb import LINE_BREAKS, fast_tokenize, jar_tokenize, tokenize
 
 pytestmark = needs_java
 
@@ -59,7 +59,7 @@ def test_fast_path_equals_jar(corpus):
 
 
 def test_bulk_path_equals_jar(corpus):
-    from tasks.captioning.ptb import _bulk_tokenize
+    from vlbench.tasks.captioning.ptb import _bulk_tokenize
 
     caps, ref = corpus
     bulk = _bulk_tokenize(caps)
@@ -70,7 +70,7 @@ def test_bulk_path_equals_jar(corpus):
 
 
 def test_bulk_fast_path_equals_single(corpus):
-    from tasks.captioning.ptb import fast_tokenize_many
+    from vlbench.tasks.captioning.ptb import fast_tokenize_many
 
     caps, _ = corpus
     rng = random.Random(11)
@@ -111,7 +111,7 @@ def test_line_separators_become_spaces(sep):
 
 def test_fast_path_on_a_files_last_line():
     """pycocoevalcap's files end without a newline; the fast path must hold there too."""
-    from tasks.captioning.ptb import _run_jar, _strip_punctuation
+    from vlbench.tasks.captioning.ptb import _run_jar, _strip_punctuation
 
     for c in ["a dog.", "it's.", "don't!", "well-known.", "10.", "he cannot.", "two dogs .", "x -"]:
         assert fast_tokenize(c) == _strip_punctuation(_run_jar(c, None)[0]), c

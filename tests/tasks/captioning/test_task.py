@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.errors import InvalidSubmission, UsageError
-from harness.registry import registry
-from harness.submission import validate_document
-from tasks.captioning import TASK
-from tasks.captioning import prepare as prep
-from tasks.captioning.loaders import load_references
-from tasks.captioning.spice import CORENLP_JARS, spice_status
-from tasks.captioning.task import MAX_CAPTION_CHARS
+from vlbench.cli import main
+from vlbench.errors import InvalidSubmission, UsageError
+from vlbench.registry import registry
+from vlbench.submission import validate_document
+from vlbench.tasks.captioning import TASK
+from vlbench.tasks.captioning import prepare as prep
+from vlbench.tasks.captioning.loaders import load_references
+from vlbench.tasks.captioning.spice import CORENLP_JARS, spice_status
+from vlbench.tasks.captioning.task import MAX_CAPTION_CHARS
 
 IMAGES = {391895: ["A man riding a bike.", "A person on a bicycle."], 522418: ["A woman cutting a cake."],
           184613: ["A boy with cows.", "Kids and cattle", "Cows in a field."]}
@@ -165,8 +165,8 @@ def test_prepare_from_hub_ids(tmp_path, monkeypatch):
 
 
 def test_prepare_mini_and_random_floor(tmp_path):
-    from harness.mini import write_mini_benchmark
-    from harness.registry import GroundTruthFiles
+    from vlbench.registry import GroundTruthFiles
+    from vlbench.tasks.mini import write_mini_benchmark
 
     world = tmp_path / "world"
     write_mini_benchmark(world, seed=0, images=False)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tasks.decorrelated.fill import fill_queries, removal_mask, simple_fill
+from vlbench.tasks.decorrelated.fill import fill_queries, removal_mask, simple_fill
 
 
 def source_image(path: Path, seed: int = 0) -> None:

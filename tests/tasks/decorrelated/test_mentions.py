@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.decorrelated.mentions import (
+from vlbench.tasks.decorrelated.mentions import (
     COCO_CLASSES,
     MentionMatcher,
     coco_class_words,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tasks.decorrelated.metrics import (
+from vlbench.tasks.decorrelated.metrics import (
     average_precision_at_k,
     count_relevant,
     pack_classes,

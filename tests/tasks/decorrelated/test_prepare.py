@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.errors import IssueList, UsageError
-from harness.registry import GroundTruthFiles
-from harness.schema import schema_issues
-from tasks.decorrelated import BENCHMARKS, TASK
-from tasks.decorrelated.manifest import SCHEMA_PATH, load_manifest
-from tasks.decorrelated.mentions import MentionMatcher
-from tasks.decorrelated.prepare import (
+from vlbench.errors import IssueList, UsageError
+from vlbench.registry import GroundTruthFiles
+from vlbench.schema import schema_issues
+from vlbench.tasks.decorrelated import BENCHMARKS, TASK
+from vlbench.tasks.decorrelated.manifest import SCHEMA_PATH, load_manifest
+from vlbench.tasks.decorrelated.mentions import MentionMatcher
+from vlbench.tasks.decorrelated.prepare import (
     choose,
     parse_entities_boxes,
     parse_entities_sentence,
@@ -213,7 +213,7 @@ def test_prepare_mini_with_own_table(tmp_path: Path) -> None:
 
 
 def test_prepare_mini_through_the_task(tmp_path: Path) -> None:
-    pytest.importorskip("harness.mini.world")
+    pytest.importorskip("vlbench.tasks.mini.world")
     mini_fixture(tmp_path / "src")
     bench = BY_ID["mini-decorrelated"]
     [path] = TASK.prepare(bench, str(tmp_path / "src"), tmp_path / "data")
@@ -231,9 +231,9 @@ def test_prepare_rejects_a_missing_source(tmp_path: Path) -> None:
 
 
 def test_prepare_on_a_generated_mini_world(tmp_path: Path) -> None:
-    mini = pytest.importorskip("harness.mini")
-    build = pytest.importorskip("harness.mini.build")
-    from harness.mini import world
+    mini = pytest.importorskip("vlbench.tasks.mini")
+    build = pytest.importorskip("vlbench.tasks.mini.build")
+    from vlbench.tasks.mini import world
 
     src = tmp_path / "world"
     mini.write_mini_benchmark(src, config=build.MiniConfig(n_train=60, n_val=10, n_test=80), images=False)
@@ -258,7 +258,7 @@ def test_prepare_on_a_generated_mini_world(tmp_path: Path) -> None:
     gt = TASK.load_ground_truth(bench, GroundTruthFiles({"manifest": path}, {}))
     floor = TASK.random_predictions(gt, bench, seed=0)
     assert TASK.check(floor, gt, bench, IssueList()) is not None
-    from tasks.decorrelated.metrics import relevance
+    from vlbench.tasks.decorrelated.metrics import relevance
 
     ids = gt.caption_index.ids()
     ok = relevance(np.broadcast_to(gt.caption_masks, (len(gt.query_ids), *gt.caption_masks.shape)), gt.removed, gt.present)
@@ -268,7 +268,7 @@ def test_prepare_on_a_generated_mini_world(tmp_path: Path) -> None:
 
 
 def test_cli_prepare_then_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.cli import main
+    from vlbench.cli import main
 
     coco_fixture(tmp_path / "src")
     data = tmp_path / "data"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tasks.decorrelated.removal import box_mask, candidate_removals, plan_removal
+from vlbench.tasks.decorrelated.removal import box_mask, candidate_removals, plan_removal
 
 
 def row(x0: int, width: int, y: int = 0) -> tuple[float, float, float, float]:

@@ -8,20 +8,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.errors import InvalidSubmission, IssueList
-from harness.registry import Benchmark, DataFile, GroundTruthFiles
-from harness.schema import schema_issues
-from harness.submission import validate_document
-from tasks.decorrelated import BENCHMARKS, TASK
-from tasks.decorrelated.benchmarks import METRICS
-from tasks.decorrelated.manifest import (
+from vlbench.errors import InvalidSubmission, IssueList
+from vlbench.registry import Benchmark, DataFile, GroundTruthFiles
+from vlbench.schema import schema_issues
+from vlbench.submission import validate_document
+from vlbench.tasks.decorrelated import BENCHMARKS, TASK
+from vlbench.tasks.decorrelated.benchmarks import METRICS
+from vlbench.tasks.decorrelated.manifest import (
     Gallery,
     Query,
     build_manifest,
     load_manifest,
     write_manifest,
 )
-from tasks.decorrelated.mentions import MentionMatcher
+from vlbench.tasks.decorrelated.mentions import MentionMatcher
 
 CLASSES = ("person", "dog", "frisbee", "hot dog", "car")
 WORDS = {

@@ -111,7 +111,7 @@ def random_tree():
 def hand_ground_truth(tmp_path_factory):
     import json
 
-    from tasks.grounding.loaders import build_ground_truth, ground_truth_from_doc
+    from vlbench.tasks.grounding.loaders import build_ground_truth, ground_truth_from_doc
 
     tree = write_hand_tree(tmp_path_factory.mktemp("hand") / "f30k")
     return ground_truth_from_doc(json.loads(json.dumps(build_ground_truth(tree, "test"))))

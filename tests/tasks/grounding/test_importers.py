@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from harness.errors import InvalidSubmission
-from harness.registry import registry
-from harness.scoring import score_file
-from tasks.grounding import TASK
-from tasks.grounding.importers import from_glip, from_mdetr, main
+from vlbench.errors import InvalidSubmission
+from vlbench.registry import registry
+from vlbench.scoring import score_file
+from vlbench.tasks.grounding import TASK
+from vlbench.tasks.grounding.importers import from_glip, from_mdetr, main
 
 BENCH = "flickr30k-entities-test"
 
@@ -84,7 +84,7 @@ def test_command_line_reports_problems_without_traceback(data_dir, tmp_path, cap
 
 
 def test_vlbench_import_grounding(data_dir, tmp_path, capsys):
-    from harness.cli import main as vlbench
+    from vlbench.cli import main as vlbench
 
     src = tmp_path / "mdetr.json"
     src.write_text(json.dumps(MDETR))

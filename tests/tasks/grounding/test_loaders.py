@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from tasks.grounding.loaders import (
+from vlbench.tasks.grounding.loaders import (
     build_ground_truth,
     ground_truth_from_doc,
     parse_annotation,

@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 
-from harness.errors import IssueList
-from harness.registry import locate_ground_truth, registry
-from harness.scoring import score_file
-from tasks.grounding import TASK
-from tasks.grounding.task import metric_keys
+from vlbench.errors import IssueList
+from vlbench.registry import locate_ground_truth, registry
+from vlbench.scoring import score_file
+from vlbench.tasks.grounding import TASK
+from vlbench.tasks.grounding.task import metric_keys
 
 
 def _gt():

@@ -8,9 +8,9 @@ import zipfile
 
 import pytest
 
-from harness.errors import UsageError
-from harness.registry import registry
-from tasks.grounding import TASK
+from vlbench.errors import UsageError
+from vlbench.registry import registry
+from vlbench.tasks.grounding import TASK
 
 
 def bench(name="flickr30k-entities-test"):

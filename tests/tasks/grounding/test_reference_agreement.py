@@ -8,12 +8,12 @@ import random
 import numpy as np
 import pytest
 
-from harness.registry import registry
-from harness.submission import validate_document
-from tasks.grounding import TASK
-from tasks.grounding.importers import from_mdetr
-from tasks.grounding.metrics import box_best_iou, pairwise_iou
-from tasks.grounding.reference import MdetrStyleEvaluator, box_iou
+from vlbench.registry import registry
+from vlbench.submission import validate_document
+from vlbench.tasks.grounding import TASK
+from vlbench.tasks.grounding.importers import from_mdetr
+from vlbench.tasks.grounding.metrics import box_best_iou, pairwise_iou
+from vlbench.tasks.grounding.reference import MdetrStyleEvaluator, box_iou
 
 BENCH = "flickr30k-entities-test"
 TYPES = ["people", "clothing", "bodyparts", "animals", "vehicles", "instruments", "scene", "other"]

@@ -7,11 +7,11 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.errors import IssueList
-from harness.registry import registry
-from harness.schema import validator_for
-from tasks.grounding import TASK
-from tasks.grounding.task import parse_predictions, structure_ok
+from vlbench.errors import IssueList
+from vlbench.registry import registry
+from vlbench.schema import validator_for
+from vlbench.tasks.grounding import TASK
+from vlbench.tasks.grounding.task import parse_predictions, structure_ok
 
 VALIDATOR = validator_for(str(TASK.schema_path()))
 

@@ -9,12 +9,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from harness.errors import InvalidSubmission
-from harness.registry import registry
-from harness.scoring import score_file
-from harness.submission import validate_document
-from tasks.grounding import TASK
-from tasks.grounding.task import metric_keys
+from vlbench.errors import InvalidSubmission
+from vlbench.registry import registry
+from vlbench.scoring import score_file
+from vlbench.submission import validate_document
+from vlbench.tasks.grounding import TASK
+from vlbench.tasks.grounding.task import metric_keys
 
 BENCH = "flickr30k-entities-test"
 JUNK = [0, 0, 5, 5]

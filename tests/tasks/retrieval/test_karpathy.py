@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import UsageError
-from tasks.retrieval.ground_truth import build_ground_truth
-from tasks.retrieval.karpathy import load_karpathy, parse_karpathy, rows_to_karpathy
 from tests.conftest import karpathy_doc
+from vlbench.errors import UsageError
+from vlbench.tasks.retrieval.ground_truth import build_ground_truth
+from vlbench.tasks.retrieval.karpathy import load_karpathy, parse_karpathy, rows_to_karpathy
 
 
 def test_local_file_folder_and_gzip(tmp_path: Path) -> None:

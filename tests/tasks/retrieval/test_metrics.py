@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tasks.retrieval.metrics import hits_at_k, image_to_text_hits, rsum, text_to_image_hits
+from vlbench.tasks.retrieval.metrics import hits_at_k, image_to_text_hits, rsum, text_to_image_hits
 
 
 def brute_force_recalls(sim: np.ndarray, caption_image: np.ndarray, k: int) -> tuple[float, float]:

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.registry import registry
-from harness.scoring import score_file
+from vlbench.registry import registry
+from vlbench.scoring import score_file
 
 from .test_validation import envelope, load_gt, perfect_predictions
 

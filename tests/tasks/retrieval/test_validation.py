@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from harness.errors import InvalidSubmission
-from harness.registry import locate_ground_truth, registry
-from harness.submission import validate_file
+from vlbench.errors import InvalidSubmission
+from vlbench.registry import locate_ground_truth, registry
+from vlbench.submission import validate_file
 
 
 def load_gt(benchmark_id: str, data_dir: Path):
@@ -244,7 +244,7 @@ def test_coco_1k_needs_ten_ids_inside_the_fold(retrieval_data: Path, write_json)
 
 
 def test_missing_ground_truth_is_a_usage_error(coco, write_json, tmp_path: Path) -> None:
-    from harness.errors import UsageError
+    from vlbench.errors import UsageError
 
     with pytest.raises(UsageError, match="vlbench data prepare coco-5k"):
         validate_file(write_json(coco["doc"]), data_dir=tmp_path / "empty")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.mini.scene import Scene
-from harness.mini.world import CLASS_WORDS, ENTITY_TYPES, SCENE_TYPE
+from vlbench.tasks.mini.scene import Scene
+from vlbench.tasks.mini.world import CLASS_WORDS, ENTITY_TYPES, SCENE_TYPE
 
 COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
 

@@ -8,11 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from harness.mini import write_mini_benchmark
-from harness.mini.files import SHA256
-from harness.mini.ship import DATA, MINI_BENCHMARKS, SUBMISSIONS, _prepared_file, _shipped_path
-from harness.registry import PACKAGE, registry
-from harness.submission import validate_file
+from vlbench.registry import PACKAGE, registry
+from vlbench.submission import validate_file
+from vlbench.tasks.mini import write_mini_benchmark
+from vlbench.tasks.mini.files import SHA256
+from vlbench.tasks.mini.ship import (
+    DATA,
+    MINI_BENCHMARKS,
+    SUBMISSIONS,
+    _prepared_file,
+    _shipped_path,
+)
 
 
 def registered() -> list[str]:
@@ -24,7 +30,7 @@ def sha(path: Path) -> str:
 
 
 def test_pins_match_the_shipped_files_and_stay_small() -> None:
-    assert SHA256, "run python -m harness.mini.ship"
+    assert SHA256, "run python -m vlbench.tasks.mini.ship"
     total = 0
     for rel, digest in SHA256.items():
         path = DATA / rel
@@ -36,7 +42,7 @@ def test_pins_match_the_shipped_files_and_stay_small() -> None:
 def test_registered_mini_benchmarks_use_pinned_package_files() -> None:
     for bid in registered():
         b = registry().benchmark(bid)
-        assert b.package_data == "harness.mini"
+        assert b.package_data == "vlbench.tasks.mini"
         for f in b.files:
             assert f.location == PACKAGE and f.sha256 == SHA256[_shipped_path(f.path)]
 

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.mini import write_mini_benchmark
-from harness.mini.build import MiniConfig
+from vlbench.tasks.mini import write_mini_benchmark
+from vlbench.tasks.mini.build import MiniConfig
 
 
 def digests(root: Path) -> dict[str, str]:
@@ -25,8 +25,8 @@ def test_same_seed_same_bytes_in_another_process(small_world, small_config, tmp_
     again = tmp_path / "again"
     # Another interpreter with another hash seed: no dependence on set or dict order.
     code = (
-        "import sys; from pathlib import Path; from harness.mini import write_mini_benchmark; "
-        "from harness.mini.build import MiniConfig; "
+        "import sys; from pathlib import Path; from vlbench.tasks.mini import write_mini_benchmark; "
+        "from vlbench.tasks.mini.build import MiniConfig; "
         "write_mini_benchmark(Path(sys.argv[1]), config=MiniConfig("
         f"n_train={small_config.n_train}, "
         f"n_val={small_config.n_val}, n_test={small_config.n_test}))"

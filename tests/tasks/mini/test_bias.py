@@ -6,9 +6,9 @@ import math
 from collections import Counter
 from functools import cache
 
-from harness.mini.build import MiniConfig, iter_scenes
-from harness.mini.scene import effective_partner_prob
-from harness.mini.world import CLASSES, partner_of
+from vlbench.tasks.mini.build import MiniConfig, iter_scenes
+from vlbench.tasks.mini.scene import effective_partner_prob
+from vlbench.tasks.mini.world import CLASSES, partner_of
 
 
 @cache

@@ -2,10 +2,10 @@
 
 `write_mini_benchmark(out)` draws the world (seeded, no network) and writes its images and every
 annotation file in the real formats; the four `mini-*` benchmarks are made from these files by
-the tasks' own `prepare` (`python -m harness.mini.ship`). See `harness/mini/README.md`.
+the tasks' own `prepare` (`python -m vlbench.tasks.mini.ship`). See `tasks/mini/README.md`.
 
-This module imports nothing heavy: task packages import `harness.mini.files` and
-`harness.mini.world` while the registry loads, and the generator imports a task module
+This module imports nothing heavy: task packages import `vlbench.tasks.mini.files` and
+`vlbench.tasks.mini.world` while the registry loads, and the generator imports a task module
 (`tasks.decorrelated.removal`), so the generator is loaded only when called.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from harness.mini.build import MiniConfig
+    from vlbench.tasks.mini.build import MiniConfig
 
 
 def write_mini_benchmark(
@@ -23,10 +23,10 @@ def write_mini_benchmark(
 ) -> list[Path]:
     """Write the mini world's images and annotation files under `out`; returns the paths written.
 
-    `config` (a `harness.mini.build.MiniConfig`) overrides the defaults; `images=False` writes
+    `config` (a `vlbench.tasks.mini.build.MiniConfig`) overrides the defaults; `images=False` writes
     the annotation files only.
     """
-    from harness.mini.build import write_mini_benchmark as build
+    from vlbench.tasks.mini.build import write_mini_benchmark as build
 
     return build(Path(out), seed=seed, config=config, images=images)
 

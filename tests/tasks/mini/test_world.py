@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.mini.build import iter_scenes, scene_captions
-from harness.mini.captions import COUNT_WORDS
-from harness.mini.scene import BACKGROUND_COLOURS, OBJECT_COLOURS
-from harness.mini.world import (
+from vlbench.tasks.mini.build import iter_scenes, scene_captions
+from vlbench.tasks.mini.captions import COUNT_WORDS
+from vlbench.tasks.mini.scene import BACKGROUND_COLOURS, OBJECT_COLOURS
+from vlbench.tasks.mini.world import (
     CLASS_WORDS,
     CLASSES,
     ENTITY_TYPES,

@@ -1,6 +1,6 @@
 """The mini world's annotations in the real formats: Karpathy json, COCO instances and captions,
 Flickr30k Entities Sentences/Annotations. Builders return plain data (dicts, strings); the writer
-in `harness.mini` puts them on disk."""
+in `vlbench.tasks.mini` puts them on disk."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from xml.sax.saxutils import escape
 import numpy as np
 from pycocotools import mask as mask_utils
 
-from harness.mini.captions import Caption, scene_chain
-from harness.mini.scene import Scene
-from harness.mini.world import CLASSES, ENTITY_TYPES
+from vlbench.tasks.mini.captions import Caption, scene_chain
+from vlbench.tasks.mini.scene import Scene
+from vlbench.tasks.mini.world import CLASSES, ENTITY_TYPES
 
 INFO = {
     "description": "vlbench-mini: procedurally generated shapes with captions",

@@ -13,11 +13,11 @@ from PIL import Image
 from pycocotools import mask as mask_utils
 from pycocotools.coco import COCO
 
-from harness.mini.build import SPLITS, iter_scenes
-from harness.mini.scene import OBJECT_COLOURS, render
-from harness.mini.world import CLASS_WORDS, CLASSES, ENTITY_TYPES, SCENE_TYPE, class_of_word
-from tasks.grounding.loaders import build_ground_truth, parse_annotation, parse_sentences
-from tasks.retrieval.karpathy import parse_karpathy
+from vlbench.tasks.grounding.loaders import build_ground_truth, parse_annotation, parse_sentences
+from vlbench.tasks.mini.build import SPLITS, iter_scenes
+from vlbench.tasks.mini.scene import OBJECT_COLOURS, render
+from vlbench.tasks.mini.world import CLASS_WORDS, CLASSES, ENTITY_TYPES, SCENE_TYPE, class_of_word
+from vlbench.tasks.retrieval.karpathy import parse_karpathy
 
 
 def coco(path: Path) -> COCO:
@@ -176,7 +176,7 @@ def test_boxes_are_the_tight_boxes_of_visible_drawn_pixels(small_world, small_co
 
 
 def test_entities_tree_loads_with_the_decorrelated_flickr_parser(small_world, small_config) -> None:
-    from tasks.decorrelated.prepare import parse_entities_boxes, parse_entities_sentence
+    from vlbench.tasks.decorrelated.prepare import parse_entities_boxes, parse_entities_sentence
 
     out, _ = small_world
     ent = out / "flickr30k_entities"

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.mini.scene import Scene
-from harness.mini.world import partner_of
-from tasks.decorrelated.removal import TAU1, TAU2, TAU3, Removal, candidate_removals
+from vlbench.tasks.decorrelated.removal import TAU1, TAU2, TAU3, Removal, candidate_removals
+from vlbench.tasks.mini.scene import Scene
+from vlbench.tasks.mini.world import partner_of
 
 PARTNER = "partner"
 CONTROL = "control"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.mini import write_mini_benchmark
-from harness.mini.build import MiniConfig
+from vlbench.tasks.mini import write_mini_benchmark
+from vlbench.tasks.mini.build import MiniConfig
 
 SMALL = MiniConfig(n_train=40, n_val=10, n_test=40)
 

@@ -1,12 +1,12 @@
-"""Pinned sha256 of the mini benchmark's ground-truth files shipped in `harness/mini/data/`.
+"""Pinned sha256 of the mini benchmark's ground-truth files shipped in `tasks/mini/data/`.
 
-Written by `python -m harness.mini.ship`, which regenerates the mini world and runs each task's
+Written by `python -m vlbench.tasks.mini.ship`, which regenerates the mini world and runs each task's
 own `prepare` on it. Benchmark records import `mini_file` so their sha256 is pinned here.
 """
 
 from __future__ import annotations
 
-from harness.registry import PACKAGE, DataFile
+from vlbench.registry import PACKAGE, DataFile
 
 SHA256: dict[str, str] = {
     "captions/references.json": "1b6e11aa9466b61abd33367113bc7ab884413f9e30fe80d330c7d5bd8a831e2c",
@@ -17,5 +17,5 @@ SHA256: dict[str, str] = {
 
 
 def mini_file(name: str, path: str) -> DataFile:
-    """A DataFile shipped in the package under harness/mini/data/."""
+    """A DataFile shipped in the package under tasks/mini/data/."""
     return DataFile(name=name, path=f"data/{path}", sha256=SHA256.get(path), location=PACKAGE)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.mini.world import CLASSES, partner_of
+from vlbench.tasks.mini.world import CLASSES, partner_of
 
 # Object colours: caption word -> RGB.
 OBJECT_COLOURS: dict[str, tuple[int, int, int]] = {

@@ -1,10 +1,10 @@
-"""Regenerate the shipped mini ground truth: `python -m harness.mini.ship`.
+"""Regenerate the shipped mini ground truth: `python -m vlbench.tasks.mini.ship`.
 
 1. Write the mini world (annotations only; images are not needed to make ground truth) to a
    temporary folder.
 2. For each registered `mini-*` benchmark, run its task's own `prepare` on that folder, exactly as
-   `vlbench data prepare` would for real data, and copy the files into `harness/mini/data/`.
-3. Pin their sha256 in `harness/mini/files.py`.
+   `vlbench data prepare` would for real data, and copy the files into `tasks/mini/data/`.
+3. Pin their sha256 in `tasks/mini/files.py`.
 4. Write the chance-floor submission `submissions/<id>/random.json` from the task's
    `random_predictions`, and check that it validates against the freshly shipped files.
 
@@ -31,22 +31,22 @@ FILES_PY = HERE / "files.py"
 REPO = HERE.parent.parent
 SUBMISSIONS = REPO / "submissions"
 
-FILES_TEMPLATE = '''"""Pinned sha256 of the mini benchmark's ground-truth files shipped in `harness/mini/data/`.
+FILES_TEMPLATE = '''"""Pinned sha256 of the mini benchmark's ground-truth files shipped in `tasks/mini/data/`.
 
-Written by `python -m harness.mini.ship`, which regenerates the mini world and runs each task's
+Written by `python -m vlbench.tasks.mini.ship`, which regenerates the mini world and runs each task's
 own `prepare` on it. Benchmark records import `mini_file` so their sha256 is pinned here.
 """
 
 from __future__ import annotations
 
-from harness.registry import PACKAGE, DataFile
+from vlbench.registry import PACKAGE, DataFile
 
 SHA256: dict[str, str] = {{
 {entries}}}
 
 
 def mini_file(name: str, path: str) -> DataFile:
-    """A DataFile shipped in the package under harness/mini/data/."""
+    """A DataFile shipped in the package under tasks/mini/data/."""
     return DataFile(name=name, path=f"data/{{path}}", sha256=SHA256.get(path), location=PACKAGE)
 '''
 
@@ -90,7 +90,7 @@ def _envelope(benchmark, task, predictions) -> dict:
             "team": "vlbench",
             "description": (
                 "Uniformly random rankings (seed 0) made by the task's random_predictions: the "
-                "chance floor every real method must beat. Written by python -m harness.mini.ship."
+                "chance floor every real method must beat. Written by python -m vlbench.tasks.mini.ship."
             ),
             "reference": True,
             "baseline": "random",
@@ -100,12 +100,12 @@ def _envelope(benchmark, task, predictions) -> dict:
 
 
 def ship(seed: int = 0) -> int:
-    from harness.mini import write_mini_benchmark
-    from harness.registry import registry
+    from vlbench.registry import registry
+    from vlbench.tasks.mini import write_mini_benchmark
 
     reg = registry()
     # Keep the pins of benchmarks skipped this time, so a partial run does not unpin them.
-    old = importlib.import_module("harness.mini.files").SHA256
+    old = importlib.import_module("vlbench.tasks.mini.files").SHA256
     sha: dict[str, str] = dict(old)
     shipped: list[str] = []
     with tempfile.TemporaryDirectory(prefix="vlbench-mini-") as tmp:
@@ -133,7 +133,7 @@ def ship(seed: int = 0) -> int:
     # A fresh interpreter, so the benchmark records pick up the new pins.
     bids = list(dict.fromkeys(shipped))
     floors = subprocess.run(
-        [sys.executable, "-m", "harness.mini.ship", "--floors", *bids], check=False
+        [sys.executable, "-m", "vlbench.tasks.mini.ship", "--floors", *bids], check=False
     )
     total = sum((DATA / k).stat().st_size for k in sha if (DATA / k).exists())
     print(f"shipped {len(sha)} files, {total / 1e6:.2f} MB in {DATA}")
@@ -142,7 +142,7 @@ def ship(seed: int = 0) -> int:
 
 def write_floors(bids: list[str]) -> int:
     """Write and validate `submissions/<id>/random.json` for each benchmark id."""
-    from harness.registry import locate_ground_truth, registry
+    from vlbench.registry import locate_ground_truth, registry
 
     reg = registry()
     failures = 0
@@ -166,8 +166,8 @@ def write_floors(bids: list[str]) -> int:
 
 
 def _check_valid(path: Path) -> int:
-    from harness.errors import InvalidSubmission
-    from harness.submission import validate_file
+    from vlbench.errors import InvalidSubmission
+    from vlbench.submission import validate_file
 
     try:
         validate_file(path)

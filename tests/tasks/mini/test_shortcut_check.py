@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from harness.mini.shortcut_check import train_and_rank  # noqa: E402
+from vlbench.tasks.mini.shortcut_check import train_and_rank  # noqa: E402
 
 
 def test_one_epoch_on_the_small_world(small_world) -> None:

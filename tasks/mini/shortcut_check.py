@@ -1,4 +1,4 @@
-"""Check that the mini world's shortcut is learnable: `python -m harness.mini.shortcut_check`.
+"""Check that the mini world's shortcut is learnable: `python -m vlbench.tasks.mini.shortcut_check`.
 
 Trains a tiny CLIP from scratch on the biased train split (a 4-layer CNN on 64x64 images and a
 bag-of-words text encoder, symmetric InfoNCE), ranks the whole train+val+test caption gallery for
@@ -156,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="where to write the two submissions (default: a temp folder)")
     args = parser.parse_args(argv)
 
-    from harness.mini import write_mini_benchmark
-    from harness.scoring import score_file
+    from vlbench.scoring import score_file
+    from vlbench.tasks.mini import write_mini_benchmark
 
     with tempfile.TemporaryDirectory(prefix="vlbench-mini-check-") as tmp:
         world = Path(args.world) if args.world else Path(tmp) / "world"

@@ -10,16 +10,16 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from harness.mini.captions import Caption, make_captions
-from harness.mini.formats import (
+from vlbench.tasks.mini.captions import Caption, make_captions
+from vlbench.tasks.mini.formats import (
     coco_captions,
     coco_instances,
     entities_annotation,
     entities_sentences,
     karpathy,
 )
-from harness.mini.queries import choose_queries, manifest
-from harness.mini.scene import (
+from vlbench.tasks.mini.queries import choose_queries, manifest
+from vlbench.tasks.mini.scene import (
     LayoutConfig,
     Scene,
     SplitSpec,
@@ -28,7 +28,7 @@ from harness.mini.scene import (
     render,
     sample_scene,
 )
-from harness.mini.world import PARTNER_PAIRS
+from vlbench.tasks.mini.world import PARTNER_PAIRS
 
 SPLITS = ("train", "val", "test")
 
@@ -98,7 +98,7 @@ def _write_png(path: Path, rgb: np.ndarray) -> Path:
 def write_mini_benchmark(
     out: Path, seed: int = 0, config: MiniConfig | None = None, images: bool = True
 ) -> list[Path]:
-    """Write the mini world under `out` (layout in harness/mini/README.md); returns the paths.
+    """Write the mini world under `out` (layout in tasks/mini/README.md); returns the paths.
 
     `config` overrides the defaults (its seed wins over `seed` only when `seed` is 0 and the
     config's is not); `images=False` writes the annotation files only (what scoring needs).

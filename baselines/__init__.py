@@ -1,0 +1,1 @@
+"""Baseline recipes that regenerate reference submissions (open_clip, diffusers)."""
