@@ -15,7 +15,7 @@ from tabulate import tabulate
 from vlbench import __version__
 from vlbench.errors import InvalidSubmission, UsageError, VlbenchError
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
-from vlbench.registry import Benchmark, Metric, data_status, default_data_dir, registry
+from vlbench.registry import Benchmark, Metric, cli_plugins, data_status, default_data_dir, registry
 from vlbench.results import ResultRecord, load_items
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -94,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("benchmark")
     p.add_argument("--source", required=True, help="local path, or a Hugging Face hub dataset id")
     p.add_argument("--data-dir", help="where to write (default: $VLBENCH_DATA or ~/.cache/vlbench)")
+    for plugin in cli_plugins():
+        plugin.add_cli(sub, {"leaderboard": lsub, "data": dsub})
     return parser
 
 
@@ -303,7 +305,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return COMMANDS[args.command](args)
+        # Commands added by plugins (registry.cli_plugins) carry their handler in `func`.
+        handler = getattr(args, "func", None) or COMMANDS[args.command]
+        return handler(args)
     except InvalidSubmission as exc:
         _print_issues(exc, getattr(args, "json", False))
         return EXIT_INVALID

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import importlib
+import importlib.util
 import os
 import pkgutil
 from collections.abc import Mapping
@@ -324,3 +325,31 @@ def registry() -> Registry:
                 raise RuntimeError(f"benchmark {b.id} names task {b.task}, found in {task.name}")
             found_benchmarks[b.id] = b
     return Registry(found_tasks, found_benchmarks)
+
+
+# Packages that may extend the command line. The engine names them, never imports their modules
+# statically: each may export `add_cli(commands, groups)`, see `cli_plugins`.
+PLUGIN_PACKAGES = ("vlbench.tasks", "vlbench.baselines")
+
+
+def cli_plugins() -> list[Any]:
+    """Modules (task packages, the baselines package) that export `add_cli`.
+
+    `add_cli(commands, groups)` receives the top-level subparsers action and a dict of the engine's
+    command groups' subparsers (e.g. `groups["data"]`); each parser it adds sets
+    `func=handler(args) -> int` with `set_defaults`. Imports must stay light (no torch at import).
+    """
+    found: list[Any] = []
+    for name in PLUGIN_PACKAGES:
+        if importlib.util.find_spec(name) is None:
+            continue
+        package = importlib.import_module(name)
+        if hasattr(package, "add_cli"):
+            found.append(package)
+        for info in sorted(pkgutil.iter_modules(getattr(package, "__path__", [])), key=lambda i: i.name):
+            if not info.ispkg:
+                continue
+            module = importlib.import_module(f"{name}.{info.name}")
+            if hasattr(module, "add_cli"):
+                found.append(module)
+    return found
