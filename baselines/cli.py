@@ -1,0 +1,98 @@
+"""`vlbench baseline list|run`: registered into the engine's CLI through `add_cli`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from typing import Any
+
+from tabulate import tabulate
+
+from vlbench.errors import UsageError
+
+
+def add_cli(commands: Any, groups: dict[str, Any]) -> None:
+    p = commands.add_parser("baseline", help="list or run the baseline recipes that regenerate reference submissions")
+    sub = p.add_subparsers(dest="baseline_command", metavar="BASELINE_COMMAND", parser_class=type(p))
+    p.set_defaults(func=lambda args: _usage(p))
+    lp = sub.add_parser("list", help="the recipes, their benchmarks and their default settings")
+    lp.add_argument("--json", action="store_true")
+    lp.set_defaults(func=cmd_list)
+    rp = sub.add_parser("run", help="run a recipe on a benchmark and write its submission")
+    rp.add_argument("recipe")
+    rp.add_argument("--benchmark", required=True)
+    rp.add_argument("--out", required=True, help="submission file to write (atomically)")
+    rp.add_argument("--config", help="JSON or TOML file of settings")
+    rp.add_argument("--set", dest="sets", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                    help="override one setting (repeatable); see `vlbench baseline list`")
+    rp.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when available)")
+    rp.add_argument("--data-dir", help="prepared data folder (default: $VLBENCH_DATA or ~/.cache/vlbench)")
+    rp.add_argument("--checkpoint-dir", help="where checkpoints and the training log go; rerunning resumes from here")
+    rp.add_argument("--nproc", type=int, default=1, help="processes on this machine (launches torchrun)")
+    rp.add_argument("--quiet", action="store_true", help="no progress bars")
+    rp.set_defaults(func=cmd_run)
+
+
+def _usage(p: argparse.ArgumentParser) -> int:
+    p.print_help(sys.stderr)
+    return 2
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    import json
+
+    from vlbench.registry import registry
+
+    from .recipe import all_recipes
+
+    benchmarks = registry().benchmarks.values()
+    rows = []
+    for r in all_recipes():
+        ids = sorted(b.id for b in benchmarks if b.task in r.predictors)
+        rows.append({"recipe": r.name, "trains": r.train, "benchmarks": ids, "defaults": dict(r.defaults),
+                     "description": r.description, "sources": dict(r.sources)})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(tabulate([[r["recipe"], "yes" if r["trains"] else "no", ", ".join(r["benchmarks"]), r["description"]] for r in rows],
+                   headers=["recipe", "trains", "benchmarks", "what it does"]))
+    print("\nsettings (--set key=value; defaults shown by `vlbench baseline list --json` and baselines/README.md)")
+    return 0
+
+
+def _torchrun_argv(argv: list[str]) -> list[str]:
+    """This command again, without --nproc, under torchrun."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a == "--nproc":
+            skip = True
+            continue
+        if a.startswith("--nproc="):
+            continue
+        out.append(a)
+    return out
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.nproc < 1:
+        raise UsageError("--nproc must be at least 1")
+    argv = sys.argv[1:]
+    if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={args.nproc}",
+               "-m", "vlbench", *_torchrun_argv(argv)]
+        return subprocess.call(cmd)
+    from .run import run_recipe
+
+    result = run_recipe(args.recipe, args.benchmark, args.out, config_file=args.config, sets=args.sets,
+                        device=args.device, data_dir=args.data_dir, checkpoint_dir=args.checkpoint_dir,
+                        argv=argv, progress=not args.quiet)
+    if result.out is not None:
+        info = result.train or {}
+        trained = f" after {info['steps']} training steps" if info else ""
+        print(f"wrote {result.out}{trained}; score it with: vlbench score {result.out}")
+    return 0

@@ -1,0 +1,208 @@
+"""What a recipe reads: train pairs, test images and captions, decorrelated queries and gallery.
+
+Everything comes from the benchmark's Karpathy-format file (captions, splits, file names) and an
+image folder. The mini world is generated on demand into the data folder (it is deterministic),
+so the mini recipes need nothing but vlbench; the real benchmarks name the files they need.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vlbench.errors import UsageError
+from vlbench.registry import Benchmark, default_data_dir, locate_ground_truth, registry
+from vlbench.tasks.retrieval.karpathy import KarpathyImage, load_karpathy, parse_karpathy
+
+from .config import RecipeConfig
+
+# Which Karpathy file each benchmark family is built from.
+KARPATHY_FILE = {"coco": "dataset_coco.json", "flickr30k": "dataset_flickr30k.json", "mini": "dataset_mini.json"}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One training example; `group` ties an image to its edited copies (hard negatives)."""
+
+    image: Path
+    caption: str
+    group: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """The files a recipe reads for one benchmark."""
+
+    family: str  # coco | flickr30k | mini
+    karpathy: list[KarpathyImage]
+    image_root: Path
+    query_image_root: Path | None  # decorrelated query images
+    world_root: Path | None  # the generated mini world (annotations, entities, images)
+    relative_paths: dict[str, str]  # image id -> Karpathy `filepath/filename`
+
+    def image_path(self, image_id: str) -> Path:
+        return self.image_root / self.relative_paths[image_id]
+
+
+def family_of(benchmark: Benchmark) -> str:
+    if benchmark.id.startswith("mini-"):
+        return "mini"
+    if benchmark.id.startswith("coco"):
+        return "coco"
+    if benchmark.id.startswith("flickr30k"):
+        return "flickr30k"
+    raise UsageError(f"benchmark {benchmark.id} has no baseline data source")
+
+
+def mini_world(data_dir: Path | None = None, progress: bool = True) -> Path:
+    """The full mini world with images, generated once per data folder (about 30 s).
+
+    A stamp holds the shipped ground truth's sha256s: when vlbench ships a new mini world, the
+    cached one is regenerated rather than silently mixed with the new ground truth.
+    """
+    from vlbench.tasks.mini.files import SHA256
+
+    root = (data_dir or default_data_dir()) / "mini-world"
+    stamp = hashlib.sha256(json.dumps(SHA256, sort_keys=True).encode()).hexdigest()
+    marker = root / ".vlbench-mini-stamp"
+    if marker.is_file() and marker.read_text().strip() == stamp:
+        return root
+    from vlbench.tasks.mini import write_mini_benchmark
+
+    root.parent.mkdir(parents=True, exist_ok=True)
+    if progress:
+        print(f"generating the mini world with images into {root} (once, about 30 s)")
+    tmp = Path(tempfile.mkdtemp(prefix=".mini-world.", dir=root.parent))
+    try:
+        write_mini_benchmark(tmp)
+        (tmp / marker.name).write_text(stamp + "\n")
+        if root.exists():
+            shutil.rmtree(root)
+        tmp.rename(root)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return root
+
+
+def load_source(benchmark: Benchmark, config: RecipeConfig, data_dir: Path | None) -> Source:
+    family = family_of(benchmark)
+    name = KARPATHY_FILE[family]
+    world = None
+    if family == "mini" and not config.karpathy:
+        world = mini_world(data_dir)
+        karpathy_path: Path = world / name
+        image_root = Path(config.image_root) if config.image_root else world / "images"
+        query_root = Path(config.query_image_root) if config.query_image_root else world / "decorrelated" / "images"
+    else:
+        base = data_dir or default_data_dir()
+        karpathy_path = Path(config.karpathy) if config.karpathy else base / "karpathy" / name
+        if not karpathy_path.exists():
+            raise UsageError(
+                f"{benchmark.id} baselines need the Karpathy split file with captions ({name}): pass "
+                f"--set karpathy=/path/to/{name} (or put it in {base / 'karpathy'}); the ground truth "
+                f"itself comes from `vlbench data prepare {benchmark.id} --source /path/to/{name}`"
+            )
+        if not config.image_root:
+            raise UsageError(
+                f"{benchmark.id} baselines need the images: pass --set image_root=DIR, the folder that "
+                "the Karpathy file's filepath/filename paths are relative to"
+                + (" (COCO: holding train2014/ and val2014/)" if family == "coco" else " (Flickr30k: flickr30k-images/)")
+            )
+        image_root = Path(config.image_root)
+        query_root = Path(config.query_image_root) if config.query_image_root else None
+    doc = load_karpathy(karpathy_path, name)
+    images = parse_karpathy(doc)
+    relative = {
+        img.id: str(Path(str(entry.get("filepath", ""))) / img.filename)
+        for img, entry in zip(images, doc["images"], strict=True)
+    }
+    return Source(family, images, image_root, query_root, world, relative)
+
+
+def train_pairs(source: Source, config: RecipeConfig) -> list[Pair]:
+    """Every (image, caption) pair of the train split(s), in file order."""
+    splits = set(config.train_split)
+    pairs = [
+        Pair(source.image_path(img.id), cap.raw, img.id)
+        for img in source.karpathy
+        if img.split in splits
+        for cap in img.captions
+    ]
+    if not pairs:
+        found = sorted({img.split for img in source.karpathy})
+        raise UsageError(f"no training pairs: the Karpathy file has no split in {sorted(splits)} (it has {found}); set train_split")
+    if config.max_train_pairs:
+        pairs = pairs[: config.max_train_pairs]
+    missing = [p.image for p in pairs[:1000] if not p.image.is_file()]
+    if missing:
+        raise UsageError(f"{len(missing)} train images are missing, e.g. {missing[0]}; check image_root")
+    return pairs
+
+
+def ground_truth(benchmark: Benchmark, data_dir: Path | None) -> Any:
+    task = registry().task_of(benchmark)
+    return task.load_ground_truth(benchmark, locate_ground_truth(benchmark, data_dir))
+
+
+@dataclass(frozen=True)
+class RetrievalInputs:
+    image_ids: list[str]
+    image_paths: list[Path]
+    caption_ids: list[str]
+    captions: list[str]
+
+
+def retrieval_inputs(benchmark: Benchmark, source: Source, data_dir: Path | None) -> RetrievalInputs:
+    """The test images and captions, in the ground truth's order."""
+    gt = locate_ground_truth(benchmark, data_dir)
+    doc = json.loads(Path(gt.paths[benchmark.files[0].name]).read_text())
+    by_image = {img.id: img for img in source.karpathy}
+    text = {c.id: c.raw for img in source.karpathy for c in img.captions}
+    image_ids = [str(i) for i in doc["images"]]
+    caption_ids = [str(c) for c in doc["captions"]]
+    unknown = [i for i in image_ids if i not in by_image] + [c for c in caption_ids if c not in text]
+    if unknown:
+        raise UsageError(f"the Karpathy file does not match {benchmark.id}'s ground truth: {len(unknown)} ids missing, e.g. {unknown[0]}")
+    paths = [source.image_path(i) for i in image_ids]
+    _require_files(paths, "test images", "image_root")
+    return RetrievalInputs(image_ids, paths, caption_ids, [text[c] for c in caption_ids])
+
+
+@dataclass(frozen=True)
+class DecorrelatedInputs:
+    query_ids: list[str]
+    query_paths: list[Path]
+    gallery_ids: list[str]
+    gallery: list[str]
+
+
+def decorrelated_inputs(benchmark: Benchmark, source: Source, data_dir: Path | None) -> DecorrelatedInputs:
+    gt = locate_ground_truth(benchmark, data_dir)
+    doc = json.loads(Path(gt.paths[benchmark.files[0].name]).read_text())
+    if source.query_image_root is None:
+        raise UsageError(
+            f"{benchmark.id} needs its query images (the test images with classes removed): make them with "
+            "`python -m vlbench.tasks.decorrelated.fill MANIFEST --source IMAGES --out DIR` and pass "
+            "--set query_image_root=DIR"
+        )
+    text = {c.id: c.raw for img in source.karpathy for c in img.captions}
+    gallery_ids = [str(c) for c in doc["gallery"]["caption_ids"]]
+    missing = [c for c in gallery_ids if c not in text]
+    if missing:
+        raise UsageError(f"the Karpathy file lacks {len(missing)} gallery captions of {benchmark.id}, e.g. {missing[0]}")
+    queries = doc["queries"]
+    paths = [source.query_image_root / q["file_name"] for q in queries]
+    _require_files(paths, "query images", "query_image_root")
+    return DecorrelatedInputs([str(q["id"]) for q in queries], paths, gallery_ids, [text[c] for c in gallery_ids])
+
+
+def _require_files(paths: list[Path], what: str, key: str) -> None:
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
+        raise UsageError(f"{len(missing)} of {len(paths)} {what} are missing, e.g. {missing[0]}; check --set {key}=DIR")

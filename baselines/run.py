@@ -1,0 +1,155 @@
+"""Run a recipe on a benchmark: configuration -> (train) -> predictions -> validated submission."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vlbench.errors import InvalidSubmission, UsageError
+from vlbench.jsonio import atomic_write_json
+from vlbench.registry import registry
+from vlbench.submission import validate_document
+
+from . import config as cfg
+from .provenance import command_line, recipe_meta
+from .recipe import Recipe, RunContext, get
+
+
+@dataclass
+class RunResult:
+    submission: dict[str, Any] | None  # None on ranks other than 0
+    out: Path | None
+    train: dict[str, Any] | None
+
+
+def resolve_device(requested: str | None) -> str:
+    import torch
+
+    if requested in (None, "", "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if requested.startswith("cuda") and not torch.cuda.is_available():
+        raise UsageError("--device cuda was asked for, but torch sees no CUDA device; use --device cpu")
+    if requested != "cpu" and not requested.startswith("cuda"):
+        raise UsageError(f"--device {requested!r}: expected cpu, cuda or cuda:N")
+    return requested
+
+
+def seed_everything(seed: int) -> None:
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def resolve_config(recipe: Recipe, config_file: str | None, sets: Sequence[str]) -> cfg.RecipeConfig:
+    layers: list[Mapping[str, Any]] = [recipe.defaults]
+    if config_file:
+        layers.append(cfg.read_config_file(config_file))
+    layers.append(cfg.parse_set(sets))
+    return cfg.resolve(*layers)
+
+
+def run_recipe(
+    name: str,
+    benchmark_id: str,
+    out: str | os.PathLike | None,
+    *,
+    config_file: str | None = None,
+    sets: Sequence[str] = (),
+    device: str | None = None,
+    data_dir: str | os.PathLike | None = None,
+    checkpoint_dir: str | os.PathLike | None = None,
+    argv: list[str] | None = None,
+    progress: bool = True,
+    stop_after: int | None = None,
+) -> RunResult:
+    started = time.perf_counter()
+    recipe = get(name)
+    benchmark = registry().benchmark(benchmark_id)
+    if benchmark.task not in recipe.predictors:
+        tasks = ", ".join(recipe.predictors)
+        raise UsageError(f"recipe {name} makes {tasks} submissions; {benchmark_id} is a {benchmark.task} benchmark")
+    config = resolve_config(recipe, config_file, sets)
+    out_path = Path(out) if out else None
+    if out_path is not None and out_path.is_dir():
+        raise UsageError(f"--out {out_path} is a folder; give a file name such as {out_path / 'submission.json'}")
+    if out_path is not None and not out_path.parent.is_dir():
+        raise UsageError(f"--out {out_path}: folder {out_path.parent} does not exist")
+    data = Path(data_dir) if data_dir else None
+
+    from .data import load_source, train_pairs
+    from .models import load_model
+    from .train import init_distributed, train
+
+    device = resolve_device(device)
+    dist = init_distributed(device)
+    if dist.world_size > 1 and device == "cuda":
+        device = f"cuda:{dist.local_rank}"
+    seed_everything(config.seed)
+    loaded = load_model(config.model, config.pretrained, device, config.image_size)
+    source = load_source(benchmark, config, data)
+    train_info = None
+    if recipe.train:
+        pairs = train_pairs(source, config)
+        n_original = len(pairs)
+        n_synthetic = 0
+        if recipe.synthetic and config.synthetic_ratio > 0:
+            from .data import Pair
+            from .synthetic import build_synthetic_pairs, load_sources
+
+            cache = Path(checkpoint_dir or (data or Path.cwd())) / "synthetic"
+            extra = build_synthetic_pairs(
+                load_sources(benchmark.id, data or _default_data(), source.image_root if source.world_root is None else None),
+                ratio=config.synthetic_ratio, fill=config.synthetic_fill, captions=config.synthetic_captions,
+                seed=config.seed, cache_dir=cache, rank=dist.rank, world_size=dist.world_size,
+                device=device, progress=progress,
+            )
+            pairs = pairs + [Pair(Path(p), c, g) for p, c, g in extra]
+            n_synthetic = len(extra)
+        ckpt = Path(checkpoint_dir) if checkpoint_dir else None
+        result = train(loaded, pairs, config, device=device, checkpoint_dir=ckpt, dist=dist,
+                       stop_after=stop_after, progress=progress)
+        train_info = {"pairs": n_original, "synthetic_pairs": n_synthetic, "steps": result.steps,
+                      "resumed_from_step": result.resumed_from, "pairs_per_s": round(result.pairs_per_s, 2),
+                      "final_loss": result.final_loss}
+    if not dist.main:
+        return RunResult(None, None, train_info)
+
+    ctx = RunContext(benchmark, config, device, data, loaded, source, progress)
+    predictions = recipe.predictor(benchmark.task)(ctx)
+    values = config.to_dict()
+    meta = {
+        "method": recipe.method.format(**values)[:200],
+        "team": "vlbench baselines",
+        "description": recipe.description,
+        "reference": True,
+        "baseline": recipe.name,
+        "model": f"{config.model} ({config.pretrained})",
+        "extra": {
+            "recipe": recipe_meta(recipe=recipe.name, config=values, command=command_line(argv), device=device,
+                                  world_size=dist.world_size, wall_time_s=time.perf_counter() - started,
+                                  train=train_info),
+            **ctx.notes,
+        },
+    }
+    doc = {"vlbench": 1, "benchmark": benchmark.id, "task": benchmark.task, "meta": meta, "predictions": predictions}
+    try:
+        validate_document(doc, data_dir=data)
+    except InvalidSubmission as exc:
+        raise UsageError(f"the recipe produced an invalid submission (a bug; please report it): {exc}") from None
+    if out_path is not None:
+        atomic_write_json(out_path, doc, indent=None)
+    return RunResult(doc, out_path, train_info)
+
+
+def _default_data() -> Path:
+    from vlbench.registry import default_data_dir
+
+    return default_data_dir()
