@@ -1,7 +1,8 @@
 """Finding Java and the jars that pycocoevalcap ships (we never vendor them: GPL/LGPL/AGPL).
 
-Override with environment variables: VLBENCH_JAVA (the java executable), VLBENCH_PTB_JAR,
-VLBENCH_METEOR_JAR, VLBENCH_SPICE_JAR. By default the jars are looked up inside the installed
+Override with environment variables: VLBENCH_JAVA (the java executable; `none` behaves as if no
+Java were installed, which is how the test suite is run "without Java" on a machine that has it),
+VLBENCH_PTB_JAR, VLBENCH_METEOR_JAR, VLBENCH_SPICE_JAR. By default the jars are looked up inside the installed
 pycocoevalcap package (found without importing it).
 """
 
@@ -21,7 +22,17 @@ class JavaUnavailable(RuntimeError):
     """Java or a jar is missing; the message says which and how to get it."""
 
 
+JAVA_DISABLED = "none"
+
+
+def java_disabled() -> bool:
+    """VLBENCH_JAVA=none: act as if Java were absent (to check the no-Java install on any machine)."""
+    return os.environ.get("VLBENCH_JAVA", "").strip().lower() == JAVA_DISABLED
+
+
 def java_command() -> list[str]:
+    if java_disabled():
+        raise JavaUnavailable("no java: disabled by VLBENCH_JAVA=none")
     exe = os.environ.get("VLBENCH_JAVA") or shutil.which("java")
     if not exe or not Path(exe).exists():
         raise JavaUnavailable("no java executable on PATH (install a JRE, e.g. apt-get install default-jre-headless)")

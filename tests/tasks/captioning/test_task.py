@@ -4,6 +4,7 @@ the chance floor, SPICE detection."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,6 +193,11 @@ def test_spice_is_detected_not_faked(tmp_path, monkeypatch):
     (fake / "lib").mkdir(parents=True)
     (fake / "spice-1.0.jar").write_bytes(b"PK")
     monkeypatch.setenv("VLBENCH_SPICE_JAR", str(fake / "spice-1.0.jar"))
+    monkeypatch.setenv("VLBENCH_JAVA", "none")
+    jar, reason = spice_status()
+    assert jar is None and "VLBENCH_JAVA=none" in reason  # no Java: unavailable, with the reason
+    # the jar checks, on a "java" that exists whether or not this machine has Java (never run here)
+    monkeypatch.setenv("VLBENCH_JAVA", sys.executable)
     jar, reason = spice_status()
     assert jar is None and "stanford-corenlp-3.6.0.jar" in reason
     for name in CORENLP_JARS:
