@@ -81,7 +81,7 @@ def _torchrun_argv(argv: list[str]) -> list[str]:
 def cmd_run(args: argparse.Namespace) -> int:
     if args.nproc < 1:
         raise UsageError("--nproc must be at least 1")
-    argv = sys.argv[1:]
+    argv = list(getattr(args, "argv", sys.argv[1:]))
     if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={args.nproc}",
                "-m", "vlbench", *_torchrun_argv(argv)]

@@ -133,7 +133,7 @@ def coerce(key: str, value: Any) -> Any:
     if typing.get_origin(hint) is tuple:
         if isinstance(value, str):
             return tuple(v.strip() for v in value.split(",") if v.strip())
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
             return tuple(value)
         raise bad
     if typing.get_origin(hint) in (Mapping, dict) or hint is types.MappingProxyType:

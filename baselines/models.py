@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,29 @@ def _missing_weights_message(open_clip: Any, name: str, tag: str, exc: BaseExcep
     return f"weights for {name} pretrained={tag} are not available offline ({type(exc).__name__}); put them in {hint}"
 
 
+def _cached(cfg: dict[str, Any]) -> bool:
+    """Whether open_clip will find this tag's weights without a download."""
+    hub = cfg.get("hf_hub", "").rstrip("/")
+    if hub:
+        from huggingface_hub import try_to_load_from_cache
+
+        for filename in ("open_clip_model.safetensors", "open_clip_pytorch_model.bin"):
+            if isinstance(try_to_load_from_cache(hub, filename), str):
+                return True
+    url = cfg.get("url", "")
+    return bool(url) and (Path.home() / ".cache" / "clip" / Path(url).name).is_file()
+
+
+def _online(timeout: float = 3.0) -> bool:
+    """Can the hub be reached? Checked before a download so that an offline machine gets the
+    missing-file message at once instead of after the hub client's retries."""
+    try:
+        socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
 def load_model(name: str, pretrained: str, device: str = "cpu", image_size: int = 0) -> LoadedModel:
     open_clip = _open_clip()
     if name not in open_clip.list_models():
@@ -63,6 +87,10 @@ def load_model(name: str, pretrained: str, device: str = "cpu", image_size: int 
             raise UsageError(f"pretrained weights file {tag} does not exist")
         tags = ", ".join(open_clip.list_pretrained_tags_by_model(name)) or "none"
         raise UsageError(f"model {name} has no pretrained tag {tag!r}; known tags: {tags}, or a local file, or none")
+    if tag is not None and not Path(tag).is_file():
+        cfg = open_clip.get_pretrained_cfg(name, tag) or {}
+        if not _cached(cfg) and not _online():
+            raise UsageError(_missing_weights_message(open_clip, name, tag, ConnectionError("offline")))
     kwargs: dict[str, Any] = {}
     if image_size:
         kwargs["force_image_size"] = image_size

@@ -92,24 +92,27 @@ def run_recipe(
     dist = init_distributed(device)
     if dist.world_size > 1 and device == "cuda":
         device = f"cuda:{dist.local_rank}"
+    # data first: a missing file is found in seconds, before any weights are fetched
+    source = load_source(benchmark, config, data)
+    pairs = train_pairs(source, config) if recipe.train else []
     seed_everything(config.seed)
     loaded = load_model(config.model, config.pretrained, device, config.image_size)
-    source = load_source(benchmark, config, data)
     train_info = None
     if recipe.train:
-        pairs = train_pairs(source, config)
         n_original = len(pairs)
         n_synthetic = 0
         if recipe.synthetic and config.synthetic_ratio > 0:
             from .data import Pair
             from .synthetic import build_synthetic_pairs, load_sources
 
-            cache = Path(checkpoint_dir or (data or Path.cwd())) / "synthetic"
+            # D' is shared by every run with the same parameters: cache it with the data.
+            base = data or _default_data()
+            knobs = {k: config.extra[k] for k in ("inpaint_model", "inpaint_steps", "inpaint_resolution") if k in config.extra}
             extra = build_synthetic_pairs(
-                load_sources(benchmark.id, data or _default_data(), source.image_root if source.world_root is None else None),
+                load_sources(benchmark.id, base, source.image_root if source.world_root is None else None),
                 ratio=config.synthetic_ratio, fill=config.synthetic_fill, captions=config.synthetic_captions,
-                seed=config.seed, cache_dir=cache, rank=dist.rank, world_size=dist.world_size,
-                device=device, progress=progress,
+                seed=config.seed, cache_dir=base / "synthetic", rank=dist.rank, world_size=dist.world_size,
+                device=device, progress=progress, **knobs,
             )
             pairs = pairs + [Pair(Path(p), c, g) for p, c, g in extra]
             n_synthetic = len(extra)

@@ -357,6 +357,11 @@ def plan(sources: Sequence[SourceImage], *, ratio: float, captions: str, seed: i
     return out
 
 
+def shard(planned: Sequence[Planned], rank: int, world_size: int) -> list[tuple[int, Planned]]:
+    """This rank's share of the set (round robin), with each item's index for its fill seed."""
+    return [(k, p) for k, p in enumerate(planned) if k % world_size == rank]
+
+
 def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-") or "x"
 
@@ -483,7 +488,7 @@ def build_synthetic_pairs(
     staging = Path(cache_dir) / f".dprime-{digest[:16]}.partial"
     staging.mkdir(parents=True, exist_ok=True)
     filler = filler or Filler(fill, device, inpaint_model, inpaint_steps, inpaint_resolution, batch_size)
-    mine = [(k, p) for k, p in enumerate(planned) if k % world_size == rank and not (staging / p.file_name).is_file()]
+    mine = [(k, p) for k, p in shard(planned, rank, world_size) if not (staging / p.file_name).is_file()]
     bar = tqdm(total=len(mine), desc=f"D' ({fill})", unit="img", disable=not (progress and sys.stderr.isatty()))
     for lo in range(0, len(mine), batch_size):
         chunk = mine[lo : lo + batch_size]

@@ -301,6 +301,8 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # the command as typed, for handlers that record it (baseline submissions' meta)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     if not args.command:
         parser.print_help()
         return EXIT_USAGE
