@@ -1,0 +1,131 @@
+"""The train loop: resume after a kill, 2 processes = 1 process, checkpoints keyed by config."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from vlbench.baselines.config import resolve
+from vlbench.baselines.models import load_model
+from vlbench.baselines.train import StopTraining, batch_indices, epoch_order, lr_at, schedule, train
+from vlbench.errors import UsageError
+
+torch = pytest.importorskip("torch")
+
+SETTINGS = {"model": "tiny-vit-p8", "pretrained": "none", "workers": 0, "batch_size": 16, "steps": 6,
+            "checkpoint_every": 2, "lr": 1e-3}
+
+
+def fresh(seed: int = 0):
+    torch.manual_seed(seed)
+    return load_model("tiny-vit-p8", "none", "cpu")
+
+
+def weights(model) -> dict:
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def test_resume_after_a_kill_gives_the_same_weights(tmp_path: Path, mini_pairs: list) -> None:
+    config = resolve(SETTINGS)
+    whole = train(fresh(), mini_pairs, config, device="cpu", checkpoint_dir=tmp_path / "a", progress=False)
+    with pytest.raises(StopTraining):
+        train(fresh(), mini_pairs, config, device="cpu", checkpoint_dir=tmp_path / "b", stop_after=3, progress=False)
+    # the kill came after step 3; the last checkpoint is from step 2, so step 3 is redone
+    resumed = train(fresh(), mini_pairs, config, device="cpu", checkpoint_dir=tmp_path / "b", progress=False)
+    assert resumed.resumed_from == 2 and resumed.steps == 6
+    a, b = weights(whole.model), weights(resumed.model)
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+    log = (tmp_path / "b" / "train_log.jsonl").read_text().splitlines()
+    assert log, "the JSONL log was written"
+
+
+def test_a_checkpoint_of_another_configuration_is_refused(tmp_path: Path, mini_pairs: list) -> None:
+    train(fresh(), mini_pairs, resolve({**SETTINGS, "steps": 2}), device="cpu", checkpoint_dir=tmp_path, progress=False)
+    with pytest.raises(UsageError, match="written by another configuration"):
+        train(fresh(), mini_pairs, resolve({**SETTINGS, "steps": 2, "lr": 5e-4}), device="cpu", checkpoint_dir=tmp_path,
+              progress=False)
+    (tmp_path / "checkpoint.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(UsageError, match="cannot be read"):
+        train(fresh(), mini_pairs, resolve({**SETTINGS, "steps": 2}), device="cpu", checkpoint_dir=tmp_path, progress=False)
+
+
+def test_schedule_and_order() -> None:
+    c = resolve({"batch_size": 10, "epochs": 3, "lr": 1.0, "lr_halve_every_epochs": 2})
+    assert schedule(c, 105) == (10, 30)
+    assert [lr_at(c, s, 10) for s in (0, 19, 20, 39, 40)] == [1.0, 1.0, 0.5, 0.5, 0.25]
+    with pytest.raises(UsageError, match="larger than the training set"):
+        schedule(c, 5)
+    with pytest.raises(UsageError, match="divisible"):
+        schedule(resolve({"batch_size": 10}), 100, world=3)
+
+
+def test_groups_stay_together_and_ranks_split_the_global_batch(mini_pairs: list) -> None:
+    order = epoch_order(mini_pairs, seed=1, epoch=0, group_batches=True)
+    groups = [mini_pairs[i].group for i in order]
+    seen: list[str] = []
+    for g in groups:  # each group forms one contiguous run
+        if not seen or seen[-1] != g:
+            assert g not in seen
+            seen.append(g)
+    from vlbench.baselines.train import Distributed
+
+    c = resolve({"batch_size": 16})
+    one = batch_indices(mini_pairs, c, 3, 4, Distributed())
+    two = batch_indices(mini_pairs, c, 3, 4, Distributed(0, 2)) + batch_indices(mini_pairs, c, 3, 4, Distributed(1, 2))
+    assert one == two and len(one) == 16
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _worker(rank: int, world: int, port: int, pairs: list, out: str) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
+                      LOCAL_RANK=str(rank))
+    torch.set_num_threads(1)
+    from vlbench.baselines.train import init_distributed
+
+    dist = init_distributed("cpu")
+    result = train(fresh(), pairs, resolve({**SETTINGS, "steps": 3}), device="cpu", checkpoint_dir=None, dist=dist,
+                   progress=False)
+    if rank == 0:
+        torch.save(weights(result.model), out)
+    torch.distributed.destroy_process_group()
+
+
+def test_two_gloo_processes_match_one_with_the_same_global_batch(tmp_path: Path, mini_pairs: list) -> None:
+    import torch.multiprocessing as mp
+
+    out = tmp_path / "two.pt"
+    mp.spawn(_worker, args=(2, _free_port(), mini_pairs, str(out)), nprocs=2, join=True)
+    two = torch.load(out)
+    one = train(fresh(), mini_pairs, resolve({**SETTINGS, "steps": 3}), device="cpu", checkpoint_dir=None,
+                progress=False).model
+    other = fresh().model
+    other.load_state_dict(two)
+    other.eval()
+    # Compare what the models compute, not every weight: the attention key biases have zero true
+    # gradient (softmax ignores them), so Adam turns their round-off gradients into +-lr steps
+    # that differ between runs without changing any output. Gradients are summed in another
+    # order (the all-reduce), so outputs agree to fp32 round-off amplified by 3 Adam steps.
+    loaded = fresh()
+    images = torch.stack([loaded.preprocess(_image(p.image)) for p in mini_pairs[:16]])
+    texts = loaded.tokenizer([p.caption for p in mini_pairs[:16]])
+    with torch.no_grad():
+        for encode, x in (("encode_image", images), ("encode_text", texts)):
+            torch.testing.assert_close(getattr(other, encode)(x), getattr(one, encode)(x), rtol=1e-4, atol=1e-5)
+    assert not torch.equal(one.encode_text(texts), fresh().model.encode_text(texts)), "training moved the model"
+
+
+def _image(path: Path):
+    from PIL import Image
+
+    with Image.open(path) as im:
+        return im.convert("RGB")
