@@ -121,6 +121,13 @@ def remove_noun_phrases(caption: str, spans: Sequence[str], expand_left: bool) -
         if not tied and before >= 0 and bare[before] in (_CONJUNCTIONS | _PREPOSITIONS):
             s = before
             tied = True
+            if bare[before] in ("and", "or"):
+                # the last item of a list: "a triangle, a ball and a moon" minus moon must read
+                # "a triangle and a ball", so the list's last comma takes the conjunction
+                comma = next((j for j in range(before - 1, -1, -1) if j not in drop and (
+                    words[j].endswith(",") or bare[j] in _CONJUNCTIONS)), None)
+                if comma is not None and comma < before - 1 and words[comma].endswith(","):
+                    words[comma] = f"{words[comma][:-1]} {words[before]}"
         if not tied and e < len(words):
             # the phrase leads the sentence: drop the word(s) that related it to what follows
             # ("a dog next to a cat" minus dog -> "a cat"), or a conjunction ("a dog and a cat")
@@ -199,9 +206,9 @@ def load_sources(benchmark_id: str, data_dir: Path, image_root: Path | None) -> 
     if benchmark_id.startswith("mini-"):
         return _mini_sources(data_dir)
     if benchmark_id.startswith("coco"):
-        return _coco_sources(data_dir, image_root)
+        return _coco_sources(data_dir, image_root, benchmark_id)
     if benchmark_id.startswith("flickr30k"):
-        return _flickr_sources(data_dir, image_root)
+        return _flickr_sources(data_dir, image_root, benchmark_id)
     raise UsageError(f"no synthetic-pair source for benchmark {benchmark_id}")
 
 
@@ -227,19 +234,23 @@ def _mini_sources(data_dir: Path, split: str = "train") -> list[SourceImage]:
     return out
 
 
-def _karpathy(data_dir: Path, name: str) -> dict[str, Any]:
+def _karpathy(data_dir: Path, name: str, benchmark_id: str) -> dict[str, Any]:
     path = data_dir / "karpathy" / name
     if not path.is_file():
-        raise UsageError(f"synthetic pairs need {path} (the Karpathy split file with captions)")
+        raise UsageError(
+            f"synthetic pairs need the Karpathy split file {path}: copy {name} there (the same file "
+            f"`vlbench data prepare {benchmark_id} --source DIR` reads)"
+        )
     return read_trusted_json(path)
 
 
-def _coco_sources(data_dir: Path, image_root: Path | None) -> list[SourceImage]:
+def _coco_sources(data_dir: Path, image_root: Path | None, benchmark_id: str) -> list[SourceImage]:
     from pycocotools.coco import COCO
 
     if image_root is None:
         raise UsageError("synthetic pairs for COCO need --set image_root=DIR (holding train2014/ and val2014/)")
-    dataset = _karpathy(data_dir, "dataset_coco.json")
+    dataset = _karpathy(data_dir, "dataset_coco.json", benchmark_id)
+    # Karpathy train + restval images live in both train2014 and val2014: both instance files.
     ann_dir = data_dir / "coco" / "annotations"
     out = []
     by_file: dict[str, list[dict[str, Any]]] = {}
@@ -249,7 +260,11 @@ def _coco_sources(data_dir: Path, image_root: Path | None) -> list[SourceImage]:
     for filepath, images in sorted(by_file.items()):
         ann = ann_dir / f"instances_{filepath}.json"
         if not ann.is_file():
-            raise UsageError(f"synthetic pairs for COCO need the instance annotations {ann}")
+            raise UsageError(
+                f"synthetic pairs for COCO need the instance annotations {ann}: copy the official "
+                f"annotations/ folder (the one `vlbench data prepare coco-5k-decorrelated --source DIR` "
+                f"reads) to {ann_dir}"
+            )
         coco = COCO(str(ann))
         names = {c["id"]: c["name"] for c in coco.loadCats(coco.getCatIds())}
         for img in images:
@@ -260,16 +275,19 @@ def _coco_sources(data_dir: Path, image_root: Path | None) -> list[SourceImage]:
     return out
 
 
-def _flickr_sources(data_dir: Path, image_root: Path | None) -> list[SourceImage]:
+def _flickr_sources(data_dir: Path, image_root: Path | None, benchmark_id: str) -> list[SourceImage]:
     from vlbench.tasks.decorrelated.mentions import FLICKR_CLASSES
     from vlbench.tasks.decorrelated.prepare import flickr_sentences, parse_entities_boxes
 
     if image_root is None:
         raise UsageError("synthetic pairs for Flickr30k need --set image_root=DIR (the flickr30k-images folder)")
-    dataset = _karpathy(data_dir, "dataset_flickr30k.json")
+    dataset = _karpathy(data_dir, "dataset_flickr30k.json", benchmark_id)
     root = data_dir / "flickr30k_entities"
     if not (root / "Annotations").is_dir():
-        raise UsageError(f"synthetic pairs for Flickr30k need Flickr30k Entities (Annotations/, Sentences/) in {root}")
+        raise UsageError(
+            f"synthetic pairs for Flickr30k need Flickr30k Entities (Annotations/, Sentences/) in {root}: copy the "
+            f"folder that `vlbench data prepare flickr30k-1k-decorrelated --source DIR` reads there"
+        )
     wanted = set(FLICKR_CLASSES)
     out = []
     for img in dataset["images"]:
@@ -381,13 +399,17 @@ def _cached(folder: Path) -> list[tuple[Path, str, str]] | None:
     manifest = folder / MANIFEST
     if not manifest.is_file():
         return None
-    doc = read_trusted_json(manifest)
-    items = doc.get("items", [])
-    for item in items:
-        f = folder / item["file_name"]
-        if not f.is_file() or _sha256(f) != item["sha256"]:
-            return None
-    return [(folder / i["file_name"], i["caption"], i["group"]) for i in items]
+    # Any damage (unreadable manifest, a missing or altered image) means rebuild, never reuse.
+    try:
+        doc = read_trusted_json(manifest)
+        items = doc["items"]
+        for item in items:
+            f = folder / item["file_name"]
+            if not f.is_file() or _sha256(f) != item["sha256"]:
+                return None
+        return [(folder / i["file_name"], i["caption"], i["group"]) for i in items]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 class Filler:
@@ -454,13 +476,35 @@ def _mini_scene(image_id: int, config: Any) -> Any:
     return _SCENES.get(image_id)
 
 
-def _barrier() -> None:
+def _distributed() -> bool:
     try:
         import torch.distributed as dist
     except ImportError:
-        return
-    if dist.is_available() and dist.is_initialized():
+        return False
+    return dist.is_available() and dist.is_initialized()
+
+
+def _barrier() -> None:
+    if _distributed():
+        import torch.distributed as dist
+
         dist.barrier()
+
+
+def _fill(filler: Filler, todo: Sequence[tuple[int, Planned]], staging: Path, seed: int, batch_size: int,
+          fill: str, progress: bool, tqdm: Any) -> None:
+    mine = [(k, p) for k, p in todo if not (staging / p.file_name).is_file()]
+    bar = tqdm(total=len(mine), desc=f"D' ({fill})", unit="img", disable=not (progress and sys.stderr.isatty()))
+    for lo in range(0, len(mine), batch_size):
+        chunk = mine[lo : lo + batch_size]
+        # The item's index, not its batch, seeds its noise: any sharding fills it the same way.
+        images = filler([p for _, p in chunk], [seed * 1_000_003 + k for k, _ in chunk])
+        for (_, p), im in zip(chunk, images, strict=True):
+            buf = io.BytesIO()
+            im.save(buf, format="PNG")
+            atomic_write_bytes(staging / p.file_name, buf.getvalue())
+        bar.update(len(chunk))
+    bar.close()
 
 
 def build_synthetic_pairs(
@@ -470,7 +514,13 @@ def build_synthetic_pairs(
     inpaint_resolution: int = 512, batch_size: int = 8, n_pairs: int | None = None,
     tau: tuple[float, float, float] = (TAU1, TAU2, TAU3), filler: Filler | None = None,
 ) -> list[tuple[Path, str, str]]:
-    """D' as (image path, caption, group = source image id), cached under `cache_dir`."""
+    """D' as (image path, caption, group = source image id), cached under `cache_dir`.
+
+    Each rank fills its round-robin share into a staging folder. Under torch.distributed, rank 0
+    publishes the set after a barrier and every rank returns it. Without it, ranks may run as
+    separate jobs sharing `cache_dir`: a rank > 0 fills its share and returns its own pairs (staging
+    paths), and the rank-0 call fills whatever is still missing, then publishes the whole set.
+    """
     from tqdm import tqdm
 
     if fill not in FILLS:
@@ -488,21 +538,20 @@ def build_synthetic_pairs(
     staging = Path(cache_dir) / f".dprime-{digest[:16]}.partial"
     staging.mkdir(parents=True, exist_ok=True)
     filler = filler or Filler(fill, device, inpaint_model, inpaint_steps, inpaint_resolution, batch_size)
-    mine = [(k, p) for k, p in shard(planned, rank, world_size) if not (staging / p.file_name).is_file()]
-    bar = tqdm(total=len(mine), desc=f"D' ({fill})", unit="img", disable=not (progress and sys.stderr.isatty()))
-    for lo in range(0, len(mine), batch_size):
-        chunk = mine[lo : lo + batch_size]
-        images = filler([p for _, p in chunk], [seed * 1_000_003 + k for k, _ in chunk])
-        for (_, p), im in zip(chunk, images, strict=True):
-            buf = io.BytesIO()
-            im.save(buf, format="PNG")
-            atomic_write_bytes(staging / p.file_name, buf.getvalue())
-        bar.update(len(chunk))
-    bar.close()
+    if not 0 <= rank < world_size:
+        raise UsageError(f"rank {rank} is not in 0..{world_size - 1}")
+    distributed = _distributed()
+    # Images already in the staging folder come from an interrupted run (each written atomically).
+    _fill(filler, shard(planned, rank, world_size), staging, seed, batch_size, fill, progress, tqdm)
     _barrier()
+    if not distributed and rank != 0:
+        return [(staging / p.file_name, p.caption, p.source.image_id) for _, p in shard(planned, rank, world_size)]
+    if not distributed and world_size > 1:
+        _fill(filler, list(enumerate(planned)), staging, seed, batch_size, fill, progress, tqdm)
     if rank == 0:
         items = [{"file_name": p.file_name, "caption": p.caption, "group": p.source.image_id,
-                  "source_image": str(p.source.path), "removed_classes": list(p.removal.removed_classes),
+                  "source_image": str(p.source.path), "source_sha256": _sha256(p.source.path)
+                  if p.source.path.is_file() else None, "removed_classes": list(p.removal.removed_classes),
                   "present_classes": list(p.removal.present_classes),
                   "removed_boxes": [list(b) for b in p.removal.removed_boxes],
                   "sha256": _sha256(staging / p.file_name)} for p in planned]
