@@ -76,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", help="prepared data folder")
     p.add_argument("--bootstrap", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rebuild", action="store_true", help="ignore the score cache (<out>/cache): rescore everything")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, one summary line")
+    p = lsub.add_parser("push", help="upload a built leaderboard folder to the Hugging Face hub (token: $HF_TOKEN)")
+    p.add_argument("--repo-id", required=True, help="hub repository, e.g. org/vlbench-leaderboard")
+    p.add_argument("--repo-type", choices=["dataset", "space"], default="dataset")
+    p.add_argument("--folder", default="leaderboard", help="the built folder to upload")
+    p.add_argument("--dry-run", action="store_true", help="list what would be uploaded; upload nothing")
 
     p = sub.add_parser("import", help="convert another tool's prediction format into a vlbench submission")
     p.add_argument("task", choices=["grounding"], help="task whose importer to use")
@@ -245,17 +252,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from vlbench import leaderboard
 
+    if args.leaderboard_command == "push":
+        files = leaderboard.push(args.folder, args.repo_id, args.repo_type, dry_run=args.dry_run)
+        verb = "would upload" if args.dry_run else "uploaded"
+        for name, size in files:
+            print(f"{name}\t{size}")
+        print(f"{verb} {len(files)} files from {args.folder} to {args.repo_type} {args.repo_id}")
+        return EXIT_OK
     if args.leaderboard_command != "build":
-        raise UsageError("vlbench leaderboard: choose 'build'")
-    report = leaderboard.build(args.submissions, args.data_dir, resamples=args.bootstrap, seed=args.seed)
-    written = leaderboard.write(report, args.out)
+        raise UsageError("vlbench leaderboard: choose 'build' or 'push'")
+    report, written = leaderboard.build_and_publish(
+        args.submissions, args.out, args.data_dir, resamples=args.bootstrap, seed=args.seed,
+        rebuild=args.rebuild, quiet=args.quiet,
+    )
     entries = sum(len(b.entries) for b in report.boards)
-    print(f"{entries} entries on {len(report.boards)} boards; wrote {', '.join(str(p) for p in written)}")
-    for path, why in report.invalid:
-        print(f"invalid: {path}: {why}", file=sys.stderr)
-    for path, why in report.skipped:
-        print(f"skipped: {path}: {why}", file=sys.stderr)
-    return EXIT_INVALID if report.invalid else EXIT_OK
+    reused = report.cache.hits
+    print(f"{entries} entries on {len(report.boards)} boards, {len(report.invalid)} invalid, "
+          f"{len(report.skipped)} skipped; scored {len(report.scored)}, reused {reused} from the cache; "
+          f"wrote {len(written)} files to {args.out}")
+    if not args.quiet:
+        for inv in report.invalid:
+            print(f"invalid: {inv.path}: {inv.summary()}", file=sys.stderr)
+        for path, why in report.skipped:
+            print(f"skipped: {path}: {why}", file=sys.stderr)
+        for note in report.notes:
+            print(f"note: {note}", file=sys.stderr)
+    return EXIT_OK
 
 
 def cmd_import(args: argparse.Namespace) -> int:

@@ -1,0 +1,199 @@
+"""Score the submissions folder into boards: cache, validation, tie-aware ranks, markers, reported rows.
+
+Every `submissions/<benchmark>/*.json(.gz)` file is validated and scored against the ground truth
+in the data folder (benchmarks whose data is absent are listed as skipped, not guessed), or taken
+from the score cache when nothing it depends on changed. Rows are grouped by benchmark *and
+version* (results of different versions never share a table), sorted by the main score, and ranked
+with ties: an entry shares the rank of the one above it unless a paired bootstrap test on the same
+items says they differ (p < alpha), or has exactly the same main score.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from vlbench.errors import InvalidSubmission, UsageError
+from vlbench.jsonio import sha256_file
+from vlbench.leaderboard.cache import CachedScore, ScoreCache, cache_key, canonical
+from vlbench.leaderboard.sources import (
+    REPORTED_FOLDER,
+    ReferenceList,
+    ReportedRow,
+    read_reference_list,
+    read_reported,
+)
+from vlbench.registry import Benchmark, ItemTable, locate_ground_truth, registry
+from vlbench.results import ResultRecord
+from vlbench.scoring import score_file
+from vlbench.stats import paired_bootstrap
+
+
+@dataclass
+class Entry:
+    path: str  # relative to the submissions folder, POSIX separators
+    result: ResultRecord
+    items: dict[str, ItemTable]
+    reference: bool = False  # on the maintainers' reference list (the † marker)
+    rank: int = 0
+
+    @property
+    def main(self) -> float:
+        value = self.result.scores.get(self.result.main_score)
+        return float("-inf") if value is None else value
+
+
+@dataclass
+class Board:
+    benchmark: Benchmark
+    entries: list[Entry] = field(default_factory=list)
+    reported: list[ReportedRow] = field(default_factory=list)
+
+
+@dataclass
+class InvalidEntry:
+    path: str
+    error_count: int
+    errors: list[dict[str, str]]  # Issue.to_dict(): code, pointer, message, hint
+
+    def summary(self) -> str:
+        first = self.errors[0] if self.errors else {"pointer": "", "code": "", "message": ""}
+        noun = "problem" if self.error_count == 1 else "problems"
+        return f"{self.error_count} {noun}; first: {first['pointer'] or '(document)'}: [{first['code']}] {first['message']}"
+
+
+@dataclass
+class BuildReport:
+    boards: list[Board]
+    skipped: list[tuple[str, str]]  # (path, reason)
+    invalid: list[InvalidEntry]
+    cache: ScoreCache
+    scored: list[str] = field(default_factory=list)  # paths scored in this build (cache misses)
+    notes: list[str] = field(default_factory=list)
+
+
+def _submission_files(root: Path) -> list[Path]:
+    files = (p for p in root.glob("*/*") if p.name.endswith((".json", ".json.gz")) and p.is_file())
+    return sorted((p for p in files if p.parent.name != REPORTED_FOLDER), key=lambda p: p.relative_to(root).as_posix())
+
+
+def rank_board(board: Board, alpha: float, resamples: int, seed: int) -> None:
+    task = registry().task_of(board.benchmark)
+    higher = board.benchmark.metric(board.benchmark.main_score).higher_is_better
+    board.entries.sort(key=lambda e: (-e.main if higher else e.main, str(e.result.meta.get("method", "")), e.path))
+    for i, entry in enumerate(board.entries):
+        if i == 0:
+            entry.rank = 1
+            continue
+        above = board.entries[i - 1]
+        same = entry.main == above.main
+        if not same and entry.items and above.items and resamples > 0:
+            comparisons = paired_bootstrap(
+                above.items, entry.items, lambda m: task.metrics_from_means(board.benchmark, m), resamples, seed
+            )
+            main = next(c for c in comparisons if c.metric == board.benchmark.main_score)
+            same = main.p_value >= alpha
+        entry.rank = above.rank if same else i + 1
+
+
+def _score(path: Path, folder: str, data_dir: str | os.PathLike | None, resamples: int, seed: int) -> CachedScore:
+    try:
+        ev = score_file(path, benchmark_id=None, data_dir=data_dir, bootstrap=resamples, seed=seed)
+    except InvalidSubmission as exc:
+        return CachedScore(None, {}, [i.to_dict() for i in exc.issues], exc.issues.total)
+    if ev.result.benchmark != folder:
+        issue = {"code": "wrong_folder", "pointer": "/benchmark",
+                 "message": f"declares benchmark {ev.result.benchmark} but sits in {folder}/",
+                 "hint": f"move the file to {ev.result.benchmark}/ or fix its benchmark"}
+        return CachedScore(None, {}, [issue], 1)
+    return CachedScore(canonical(ev.result), ev.items, [])
+
+
+def _refuse_lost_metrics(boards: list[Board], published: dict[str, set[str]]) -> None:
+    """A metric the board publishes that this machine could not compute: refuse, never 'n/a'."""
+    problems = []
+    for board in boards:
+        shown = set(published.get(board.benchmark.id, set()))
+        shown |= {k for e in board.entries for k, v in e.result.scores.items() if v is not None}
+        for e in board.entries:
+            for metric, reason in sorted(e.result.extra.get("unavailable", {}).items()):
+                if metric in shown:
+                    problems.append(f"{e.path}: {metric} ({reason})")
+    if problems:
+        raise UsageError(
+            "cannot publish: this machine could not compute metrics the leaderboard publishes, and no cached "
+            "result covers them: " + "; ".join(problems)
+            + "\n  hint: install what the metric needs (METEOR: Java 17) or build where the cache has these files"
+        )
+
+
+def build(
+    submissions: str | os.PathLike,
+    data_dir: str | os.PathLike | None = None,
+    alpha: float = 0.05,
+    resamples: int = 1000,
+    seed: int = 0,
+    cache_dir: str | os.PathLike | None = None,
+    rebuild: bool = False,
+    quiet: bool = False,
+    published: dict[str, set[str]] | None = None,
+) -> BuildReport:
+    """Score (or take from the cache) every submission; `published`: metrics per benchmark that the
+    current leaderboard shows, which a build must not lose."""
+    root = Path(submissions)
+    if not root.is_dir():
+        raise UsageError(f"no submissions folder at {root}")
+    reg = registry()
+    references: ReferenceList = read_reference_list(root)
+    reported = read_reported(root, set(reg.benchmarks))
+    cache = ScoreCache(Path(cache_dir) if cache_dir is not None else None, enabled=not rebuild)
+    boards: dict[tuple[str, str], Board] = {}
+    skipped: list[tuple[str, str]] = []
+    invalid: list[InvalidEntry] = []
+    scored: list[str] = []
+    ground_truth: dict[str, str] = {}
+    files = _submission_files(root)
+    show = not quiet and sys.stderr.isatty()
+    for path in tqdm(files, desc="scoring submissions", unit="file", disable=not show):
+        relative = path.relative_to(root).as_posix()
+        folder = path.parent.name
+        if folder not in reg.benchmarks:
+            skipped.append((relative, f"folder {folder!r} is not a benchmark id"))
+            continue
+        benchmark = reg.benchmark(folder)
+        try:
+            if folder not in ground_truth:
+                ground_truth[folder] = locate_ground_truth(benchmark, data_dir).combined_sha256
+        except UsageError as exc:
+            skipped.append((relative, str(exc).splitlines()[0]))
+            continue
+        submission_sha = sha256_file(path)
+        key = cache_key(f"{submission_sha} bootstrap {resamples} seed {seed}", benchmark, ground_truth[folder])
+        entry = cache.get(benchmark, key)
+        if entry is None:
+            try:
+                entry = _score(path, folder, data_dir, resamples, seed)
+            except UsageError as exc:
+                skipped.append((relative, str(exc).splitlines()[0]))
+                continue
+            cache.put(benchmark, key, entry)
+            scored.append(relative)
+        if entry.result is None:
+            invalid.append(InvalidEntry(relative, entry.error_count, entry.errors))
+            continue
+        board = boards.setdefault((benchmark.id, benchmark.version), Board(benchmark))
+        board.entries.append(Entry(relative, entry.result, entry.items, references.marks(relative, submission_sha)))
+    for row in reported:
+        benchmark = reg.benchmark(row.benchmark)
+        boards.setdefault((benchmark.id, benchmark.version), Board(benchmark)).reported.append(row)
+    ordered = [boards[k] for k in sorted(boards)]
+    _refuse_lost_metrics(ordered, published or {})
+    for board in ordered:
+        rank_board(board, alpha, resamples, seed)
+    notes = [f"{path} is on the reference list (REFERENCE_ENTRIES) but not on a board (missing, invalid or skipped)"
+             for path in sorted(set(references.pins) - {e.path for b in ordered for e in b.entries})]
+    return BuildReport(ordered, skipped, invalid, cache, scored, notes)

@@ -1,0 +1,144 @@
+"""Writing the leaderboard folder safely, and pushing it to the Hugging Face hub.
+
+A build writes everything into a temporary folder next to the target, then swaps it in (old
+folder renamed away, new one renamed in, old one removed), so a crash at any point before the
+swap leaves the published leaderboard as it was. A lock file next to the target (flock, released
+by the kernel if the process dies) keeps two builds from interleaving.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from vlbench.errors import UsageError
+from vlbench.jsonio import atomic_write_bytes, current_umask
+from vlbench.leaderboard.build import BuildReport
+from vlbench.leaderboard.page import to_html
+from vlbench.leaderboard.plot import render_png
+from vlbench.leaderboard.render import to_csv, to_json, to_markdown
+
+CACHE_FOLDER = "cache"
+PLOT_FILE = "plot.png"
+
+
+def lock_path(out: Path) -> Path:
+    return out.parent / f".{out.name}.lock"
+
+
+@contextlib.contextmanager
+def build_lock(out: Path) -> Iterator[None]:
+    path = lock_path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise UsageError(f"another leaderboard build is writing {out} (lock {path} is held); "
+                                 "wait for it to finish") from None
+            raise
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def published_metrics(out: Path) -> dict[str, set[str]]:
+    """Metrics with a value per benchmark in the current leaderboard.json (what a build must keep)."""
+    try:
+        doc = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+        return {b["benchmark"]: {k for e in b["entries"] for k, v in e["scores"].items() if v is not None}
+                for b in doc["boards"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def render_files(report: BuildReport) -> dict[str, bytes]:
+    """Every published file, by name, as bytes."""
+    png = render_png(report)
+    files = {
+        "README.md": to_markdown(report, PLOT_FILE if png else None).encode("utf-8"),
+        "index.html": to_html(report, png).encode("utf-8"),
+        "leaderboard.csv": to_csv(report).encode("utf-8"),
+        "leaderboard.json": to_json(report).encode("utf-8"),
+    }
+    if png:
+        files[PLOT_FILE] = png
+    return files
+
+
+def write_folder(report: BuildReport, folder: Path) -> list[Path]:
+    written = []
+    for name, data in render_files(report).items():
+        atomic_write_bytes(folder / name, data)
+        written.append(folder / name)
+    written += report.cache.write_used(folder / CACHE_FOLDER)
+    return written
+
+
+def swap_in(new: Path, out: Path) -> None:
+    old = None
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.rmdir(old)
+        os.rename(out, old)
+    try:
+        os.rename(new, out)
+    except BaseException:
+        if old is not None:
+            os.rename(old, out)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def publish(report: BuildReport, out: str | os.PathLike) -> list[Path]:
+    """Write the report into a fresh folder and swap it in as `out`; returns the files, under `out`."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    try:
+        os.chmod(staging, 0o777 & ~current_umask())  # mkdtemp makes it 0700
+        written = write_folder(report, staging)
+        swap_in(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return [out / p.relative_to(staging) for p in written]
+
+
+def upload_plan(folder: Path) -> list[tuple[str, int]]:
+    if not (folder / "index.html").is_file():
+        raise UsageError(f"{folder} is not a built leaderboard (no index.html); run: vlbench leaderboard build")
+    return sorted((p.relative_to(folder).as_posix(), p.stat().st_size) for p in folder.rglob("*") if p.is_file())
+
+
+def push(folder: str | os.PathLike, repo_id: str, repo_type: str = "dataset", dry_run: bool = False,
+         token: str | None = None) -> list[tuple[str, int]]:
+    """Upload the built folder to a hub repo (token: argument or $HF_TOKEN). Returns the files."""
+    folder = Path(folder)
+    plan = upload_plan(folder)
+    if dry_run:
+        return plan
+    token = token or os.environ.get("HF_TOKEN")
+    if not token:
+        raise UsageError("no Hugging Face token: set HF_TOKEN (a write token for " + repo_id + ")")
+    try:
+        from huggingface_hub import HfApi
+    except ImportError:
+        raise UsageError("pushing needs huggingface_hub: pip install 'vlbench[hub]'") from None
+    try:
+        HfApi(token=token).upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
+                                         commit_message="vlbench leaderboard build")
+    except Exception as exc:  # network, auth, missing repo: all reach the user as one sentence
+        raise UsageError(f"could not upload to {repo_type} {repo_id}: {type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else 'no details'}") from None
+    return plan

@@ -1,0 +1,103 @@
+"""Maintainer-curated inputs of a build, next to the submissions: the reference list and reported rows.
+
+- `REFERENCE_ENTRIES` lists the submissions that carry the reference marker (†): one path relative
+  to the submissions folder per line, optionally followed by the sha256 of the file's bytes that a
+  maintainer checked (then a changed file loses the marker). `#` starts a comment. A submission's
+  own `meta.reference` is ignored for the marker: anyone can write it.
+- `reported/*.json` holds numbers published in papers (with their source), shown as reported rows:
+  never re-scored, never ranked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vlbench.errors import UsageError
+
+REFERENCE_LIST = "REFERENCE_ENTRIES"
+REPORTED_FOLDER = "reported"
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class ReferenceList:
+    pins: dict[str, str | None]  # relative path -> sha256 a maintainer checked (None: any bytes)
+
+    def marks(self, relative_path: str, sha256: str) -> bool:
+        if relative_path not in self.pins:
+            return False
+        pinned = self.pins[relative_path]
+        return pinned is None or pinned == sha256
+
+
+def read_reference_list(submissions: Path) -> ReferenceList:
+    path = submissions / REFERENCE_LIST
+    if not path.is_file():
+        return ReferenceList({})
+    pins: dict[str, str | None] = {}
+    problems = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) > 2 or (len(words) == 2 and not _SHA256.match(words[1])):
+            problems.append(f"line {number}: expected 'PATH [SHA256]', got {line.strip()!r}")
+            continue
+        pins[words[0]] = words[1] if len(words) == 2 else None
+    if problems:
+        raise UsageError(f"{path}: " + "; ".join(problems))
+    return ReferenceList(pins)
+
+
+@dataclass(frozen=True)
+class ReportedRow:
+    """Numbers a paper published, as printed (percent strings), with where they come from."""
+
+    benchmark: str
+    method: str
+    provenance: str  # table and columns
+    source_title: str
+    source_url: str
+    source_file: str  # relative to the submissions folder
+    percent: dict[str, str] = field(default_factory=dict)
+
+    def value(self, key: str) -> float | None:
+        """The value in the result records' unit (fractions for recalls; RSUM in percent points)."""
+        if key == "RSUM" and key not in self.percent:
+            parts = [self.percent.get(f"{d}_R@{k}") for d in ("i2t", "t2i") for k in (1, 5, 10)]
+            if any(p is None for p in parts):
+                return None
+            # exact: sum the printed tenths as integers, so 0.1 steps do not drift
+            return sum(round(float(p) * 10) for p in parts) / 10  # type: ignore[arg-type]
+        text = self.percent.get(key)
+        return None if text is None else round(float(text) / 100.0, 6)
+
+    def display(self, key: str) -> str | None:
+        if key == "RSUM" and key not in self.percent:
+            value = self.value(key)
+            return None if value is None else f"{value:.1f}"
+        return self.percent.get(key)
+
+
+def read_reported(submissions: Path, known_benchmarks: set[str]) -> list[ReportedRow]:
+    folder = submissions / REPORTED_FOLDER
+    rows: list[ReportedRow] = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        relative = path.relative_to(submissions).as_posix()
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            source = doc["source"]
+            for i, row in enumerate(doc["rows"]):
+                if row["benchmark"] not in known_benchmarks:
+                    raise ValueError(f"rows/{i}: unknown benchmark {row['benchmark']!r}")
+                percent = {str(k): str(v) for k, v in row["scores_percent"].items()}
+                for v in percent.values():
+                    float(v)  # a number as printed, else ValueError
+                rows.append(ReportedRow(row["benchmark"], str(row["method"]), str(row["provenance"]),
+                                        str(source["title"]), str(source.get("url", "")), relative, percent))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"reported rows file {path} is malformed: {exc}") from None
+    return rows
