@@ -29,7 +29,7 @@ CSS = """
 *{box-sizing:border-box}body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;
 max-width:80em;padding:0 1em 2em;color:#222;line-height:1.4}
 nav{position:sticky;top:0;background:#fff;padding:.5em 0;border-bottom:1px solid #ddd;z-index:1}
-nav a{margin-right:.8em;white-space:nowrap}
+nav{display:flex;flex-wrap:wrap;gap:.2em .9em}
 #filter{width:100%;max-width:30em;padding:.4em;font-size:1em;margin:.5em 0}
 .wrap{overflow-x:auto;-webkit-overflow-scrolling:touch}
 table{border-collapse:collapse;margin:.5em 0;font-variant-numeric:tabular-nums}

@@ -31,7 +31,7 @@ LEGEND = [
              "bootstrap test on the main score (1,000 resamples of the same query items, seed 0) cannot "
              "separate them (p >= 0.05), or when their main scores are equal."),
     (REFERENCE_MARK, "reference entry: a submission the maintainers list in submissions/"
-                     f"{REFERENCE_LIST} (pinned to the sha256 of the file they checked). A submission's own "
+                     f"{REFERENCE_LIST} (optionally pinned to the sha256 of the file they checked). A submission's own "
                      "meta.reference is not enough for this mark."),
     (REPORTED_MARK, "reported: numbers copied from a paper (source linked), not re-scored by vlbench and "
                     "never ranked; the paper's protocol may differ from this benchmark version's."),
