@@ -1,0 +1,102 @@
+"""caption-nn end to end on mini with a tiny random model, consensus re-ranking, bad input."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.baselines.conftest import TINY
+from vlbench.baselines.consensus import DocumentFrequency, cider_d_matrix, consensus_index, tokenize
+from vlbench.cli import main
+from vlbench.submission import validate_file
+from vlbench.tasks.captioning.metrics import Corpus, cider_scores
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def caption_run(tmp_path: Path, data_dir: Path, *sets: str) -> list[str]:
+    return ["baseline", "run", "caption-nn", "--benchmark", "mini-captions", "--out", str(tmp_path / "sub.json"),
+            "--data-dir", str(data_dir), "--device", "cpu", "--quiet", "--set", *TINY, *sets]
+
+
+def test_cider_d_with_fixed_df_equals_vlbench_cider_scores() -> None:
+    # the df that cider_scores counts (references of the scored set) given explicitly: same numbers
+    rng = random.Random(3)
+    words = ["a", "the", "red", "dog", "cat", "on", "of", "blue", "sits", "mat", "two", "stars"]
+
+    def caption() -> str:
+        return " ".join(rng.choice(words) for _ in range(rng.randint(1, 10)))
+
+    cands = [caption() for _ in range(25)]
+    refs = [[caption() for _ in range(rng.randint(1, 5))] for _ in range(25)]
+    want, _ = cider_scores(Corpus.build(cands, refs))
+    df = DocumentFrequency.of([[r.split() for r in rs] for rs in refs])
+    got = [cider_d_matrix([c.split()] + [r.split() for r in rs], df)[0, 1:].mean() for c, rs in zip(cands, refs, strict=True)]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+def test_consensus_picks_the_caption_the_pool_agrees_with() -> None:
+    pool = [
+        "a purple cat sleeps on a sofa",
+        "two red stars above a blue ring",
+        "a red star above a blue ring",
+        "two red stars above a ring",
+        "an old man rides a green bicycle",
+    ]
+    documents = [[t] for t in tokenize(pool)] + [[t] for t in tokenize(["a dog", "a tree in a field", "a blue car"])]
+    df = DocumentFrequency.of(documents)
+    # the three star captions agree; the one sharing most n-grams with both other star captions wins
+    assert consensus_index(tokenize(pool), df) == 1
+    # the outliers are never chosen, whatever order the pool comes in
+    reverse = pool[::-1]
+    assert reverse[consensus_index(tokenize(reverse), df)] == pool[1]
+    assert consensus_index(tokenize(["only one"]), df) == 0
+    with pytest.raises(ValueError):
+        consensus_index([], df)
+
+
+def test_nearest_caption_submission_is_valid(capsys: pytest.CaptureFixture[str], tmp_path: Path, data_dir: Path) -> None:
+    code, out, err = run_cli(capsys, *caption_run(tmp_path, data_dir))
+    assert code == 0, err
+    validated = validate_file(tmp_path / "sub.json", data_dir=data_dir)
+    assert validated.benchmark.id == "mini-captions"
+    doc = json.loads((tmp_path / "sub.json").read_text())
+    assert doc["meta"]["baseline"] == "caption-nn"
+    train = {c["raw"] for img in json.loads((data_dir / "mini-world" / "dataset_mini.json").read_text())["images"]
+             if img["split"] == "train" for c in img["sentences"]}
+    assert all(p["caption"] in train for p in doc["predictions"])  # NN captions come from the train pool
+
+
+def test_consensus_run_and_coco_results_file(capsys: pytest.CaptureFixture[str], tmp_path: Path, data_dir: Path) -> None:
+    coco = tmp_path / "coco_results.json"
+    code, _, err = run_cli(capsys, *caption_run(tmp_path, data_dir, "extra.consensus=3", f"extra.coco_results={coco}"))
+    assert code == 0, err
+    validate_file(tmp_path / "sub.json", data_dir=data_dir)
+    doc = json.loads((tmp_path / "sub.json").read_text())
+    assert json.loads(coco.read_text()) == doc["predictions"]
+    assert "consensus" in doc["meta"]["extra"]["caption_nn"]["mode"]
+
+
+@pytest.mark.parametrize(
+    ("sets", "message"),
+    [
+        (["train_split=nosuch"], "train caption pool is empty"),
+        (["image_root=/no/such/folder"], "test images are missing"),
+        (["extra.consensus=-2"], "extra.consensus=-2"),
+        (["extra.coco_results=/no/such/dir/c.json"], "does not exist"),
+    ],
+)
+def test_bad_input_exits_2_without_writing(capsys: pytest.CaptureFixture[str], tmp_path: Path, data_dir: Path,
+                                           sets: list[str], message: str) -> None:
+    code, _, err = run_cli(capsys, *caption_run(tmp_path, data_dir, *sets))
+    assert code == 2
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "sub.json").exists()
