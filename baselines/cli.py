@@ -32,6 +32,9 @@ def add_cli(commands: Any, groups: dict[str, Any]) -> None:
     rp.add_argument("--checkpoint-dir", help="where checkpoints and the training log go; rerunning resumes from here")
     rp.add_argument("--nproc", type=int, default=1, help="processes on this machine (launches torchrun)")
     rp.add_argument("--quiet", action="store_true", help="no progress bars")
+    rp.add_argument("--coco-results", metavar="FILE",
+                    help="captioning recipes: also write the captions as a COCO results file (pycocoevalcap's loadRes "
+                         "format); the same as --set extra.coco_results=FILE")
     rp.set_defaults(func=cmd_run)
 
 
@@ -88,6 +91,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         return subprocess.call(cmd)
     from .run import run_recipe
 
+    if args.coco_results:
+        from .recipe import get
+
+        if "captioning" not in get(args.recipe).predictors:
+            raise UsageError(f"--coco-results is for captioning recipes; {args.recipe} makes no captions")
+        args.sets = [*args.sets, f"extra.coco_results={args.coco_results}"]
     result = run_recipe(args.recipe, args.benchmark, args.out, config_file=args.config, sets=args.sets,
                         device=args.device, data_dir=args.data_dir, checkpoint_dir=args.checkpoint_dir,
                         argv=argv, progress=not args.quiet)

@@ -22,9 +22,9 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
     return code, out, err
 
 
-def caption_run(tmp_path: Path, data_dir: Path, *sets: str) -> list[str]:
+def caption_run(tmp_path: Path, data_dir: Path, *sets: str, options: tuple[str, ...] = ()) -> list[str]:
     return ["baseline", "run", "caption-nn", "--benchmark", "mini-captions", "--out", str(tmp_path / "sub.json"),
-            "--data-dir", str(data_dir), "--device", "cpu", "--quiet", "--set", *TINY, *sets]
+            "--data-dir", str(data_dir), "--device", "cpu", "--quiet", *options, "--set", *TINY, *sets]
 
 
 def test_cider_d_with_fixed_df_equals_vlbench_cider_scores() -> None:
@@ -77,7 +77,7 @@ def test_nearest_caption_submission_is_valid(capsys: pytest.CaptureFixture[str],
 
 def test_consensus_run_and_coco_results_file(capsys: pytest.CaptureFixture[str], tmp_path: Path, data_dir: Path) -> None:
     coco = tmp_path / "coco_results.json"
-    code, _, err = run_cli(capsys, *caption_run(tmp_path, data_dir, "extra.consensus=3", f"extra.coco_results={coco}"))
+    code, _, err = run_cli(capsys, *caption_run(tmp_path, data_dir, "extra.consensus=3", options=("--coco-results", str(coco))))
     assert code == 0, err
     validate_file(tmp_path / "sub.json", data_dir=data_dir)
     doc = json.loads((tmp_path / "sub.json").read_text())
@@ -100,3 +100,9 @@ def test_bad_input_exits_2_without_writing(capsys: pytest.CaptureFixture[str], t
     assert code == 2
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "sub.json").exists()
+
+
+def test_coco_results_flag_is_for_captioning_recipes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run_cli(capsys, "baseline", "run", "grounding-clip-regions", "--benchmark", "mini-grounding",
+                           "--out", str(tmp_path / "sub.json"), "--coco-results", str(tmp_path / "c.json"))
+    assert code == 2 and "--coco-results is for captioning recipes" in err
