@@ -21,7 +21,7 @@ import random
 import re
 import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,11 @@ _COMPOUND_PREPS = (
     ("to", "the", "right", "of"), ("in", "front", "of"), ("on", "top", "of"), ("next", "to"),
     ("close", "to"),
 )
+_OPENERS = {
+    ("a", "picture", "of"), ("a", "photo", "of"), ("an", "image", "of"), ("a", "drawing", "of"),
+    ("a", "simple", "drawing", "of"), ("an", "image", "showing"), ("a", "picture", "showing"),
+    ("an", "image", "with"), ("a", "scene", "with"), ("there", "is"), ("there", "are"),
+}
 _BREAK = _CONJUNCTIONS | _PREPOSITIONS | {"is", "are", "was", "were", "there", "this", "that", "which", "who", "the"}
 _DETERMINERS = {"a", "an", "the", "some", "two", "three", "four", "five", "several", "many", "his", "her", "their", "its", "one"}
 _WORD = re.compile(r"[A-Za-z]+")
@@ -111,14 +116,17 @@ def remove_noun_phrases(caption: str, spans: Sequence[str], expand_left: bool) -
         before = s - 1
         while before >= 0 and not bare[before]:
             before -= 1
+        # A phrase that opens the sentence, or follows an opener ("A picture of ..."), is not tied
+        # to what comes before: the opener stays, the relation after the phrase goes.
+        lead = s == 0 or tuple(bare[:s]) in _OPENERS
         tied = False
-        for compound in _COMPOUND_PREPS:
+        for compound in () if lead else _COMPOUND_PREPS:
             n = len(compound)
             if s - n >= 0 and tuple(bare[s - n : s]) == compound:
                 s -= n
                 tied = True
                 break
-        if not tied and before >= 0 and bare[before] in (_CONJUNCTIONS | _PREPOSITIONS):
+        if not tied and not lead and before >= 0 and bare[before] in (_CONJUNCTIONS | _PREPOSITIONS):
             s = before
             tied = True
             if bare[before] in ("and", "or"):
@@ -129,15 +137,14 @@ def remove_noun_phrases(caption: str, spans: Sequence[str], expand_left: bool) -
                 if comma is not None and comma < before - 1 and words[comma].endswith(","):
                     words[comma] = f"{words[comma][:-1]} {words[before]}"
         if not tied and e < len(words):
-            # the phrase leads the sentence: drop the word(s) that related it to what follows
-            # ("a dog next to a cat" minus dog -> "a cat"), or a conjunction ("a dog and a cat")
             after = next((c for c in _COMPOUND_PREPS if tuple(bare[e : e + len(c)]) == c), None)
-            if after is not None:
-                e += len(after)
-            elif bare[e] in _CONJUNCTIONS and before >= 0 and words[before].endswith(","):
+            if bare[e] in _CONJUNCTIONS and before >= 0 and words[before].endswith(","):
                 # "a heart, a moon and an arrow" minus moon: "a heart and an arrow"
                 words[before] = words[before][:-1]
-            elif bare[e] in (_CONJUNCTIONS | _PREPOSITIONS):
+            elif lead and after is not None:
+                # drop the words that related it to what follows: "a dog next to a cat" -> "a cat"
+                e += len(after)
+            elif lead and bare[e] in (_CONJUNCTIONS | _PREPOSITIONS):
                 e += 1
         drop.update(range(s, e))
     if not drop:
@@ -344,8 +351,14 @@ class Planned:
 
 def plan(sources: Sequence[SourceImage], *, ratio: float, captions: str, seed: int, n_pairs: int | None = None,
          tau: tuple[float, float, float] = (TAU1, TAU2, TAU3)) -> list[Planned]:
-    """Which images, which removal, which caption: |D'| = round(ratio * |D|) pairs, one per source
-    image (as the paper: one caption per source image), chosen with `seed`."""
+    """Which images, which removal, which caption: |D'| = round(ratio * |D|) pairs (|D| = the
+    train pairs, or `n_pairs`), chosen with `seed`.
+
+    As in the paper, one pair per source image first (a first pass over the shuffled images);
+    only when that falls short of the ratio (the paper's COCO D' of 45,467 pairs is about 0.08 of
+    |D|) do later passes add a second, third, ... pair per image, each a different removal or a
+    different caption of it. Fewer pairs come out only when every option is used up.
+    """
     if captions not in CAPTION_MODES:
         raise UsageError(f"synthetic captions {captions!r}: one of {', '.join(CAPTION_MODES)}")
     total = sum(len(s.captions) for s in sources) if n_pairs is None else n_pairs
@@ -355,24 +368,47 @@ def plan(sources: Sequence[SourceImage], *, ratio: float, captions: str, seed: i
     rng.shuffle(order)
     mentions = _mentions_for(sources)
     out: list[Planned] = []
-    for src in order:
-        if len(out) >= want:
-            break
-        removals = candidate_removals(src.objects, src.width, src.height, *tau)
-        if not removals:
-            continue
-        removal = removals[rng.randrange(len(removals))]
-        if captions == "prompt":
-            caption: str | None = prompt_caption(removal.present_classes, rng)
-        else:
-            ks = list(range(len(src.captions)))
-            rng.shuffle(ks)
-            caption = next((c for k in ks if (c := synthetic_caption(src, k, removal, mentions))), None)
-        if caption is None:
-            continue
-        name = f"{_safe(src.image_id)}_no_{'_'.join(_safe(c) for c in removal.removed_classes)}.png"
-        out.append(Planned(src, removal, caption, name))
+    # Options are drawn lazily: most sets stop within the first pass, long before all images.
+    pending = [(src, _options(src, captions, tau, mentions, rng)) for src in order]
+    round_no = 0
+    while pending and len(out) < want:
+        still: list[tuple[SourceImage, Iterator[tuple[Removal, str]]]] = []
+        for src, options in pending:
+            if len(out) >= want:
+                break
+            option = next(options, None)
+            if option is None:
+                continue
+            removal, caption = option
+            suffix = f"_{round_no}" if round_no else ""
+            name = f"{_safe(src.image_id)}_no_{'_'.join(_safe(c) for c in removal.removed_classes)}{suffix}.png"
+            out.append(Planned(src, removal, caption, name))
+            still.append((src, options))
+        pending = still
+        round_no += 1
     return out
+
+
+def _options(src: SourceImage, captions: str, tau: tuple[float, float, float], mentions: ClassMentions,
+             rng: random.Random) -> Iterator[tuple[Removal, str]]:
+    """The image's (removal, caption) pairs in a seeded random order: removals shuffled, and for
+    each its usable captions shuffled (prompt mode: one prompt per removal)."""
+    removals = candidate_removals(src.objects, src.width, src.height, *tau)
+    # Runs at the first draw; every pass draws sources in the same order, so a seed fixes the set.
+    order = rng.sample(range(len(removals)), len(removals))
+    ks = rng.sample(range(len(src.captions)), len(src.captions))
+    prompt_seed = rng.random()
+    for i in order:
+        removal = removals[i]
+        if captions == "prompt":
+            yield removal, prompt_caption(removal.present_classes, random.Random(f"{prompt_seed}:{i}"))
+            continue
+        seen: set[str] = set()  # two captions can shrink to the same text: one pair, not two
+        for k in ks:
+            caption = synthetic_caption(src, k, removal, mentions)
+            if caption and caption not in seen:
+                seen.add(caption)
+                yield removal, caption
 
 
 def shard(planned: Sequence[Planned], rank: int, world_size: int) -> list[tuple[int, Planned]]:
