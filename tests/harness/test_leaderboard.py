@@ -1,85 +1,258 @@
-"""Leaderboard build: grouping, tie-aware ranks, baseline marks, escaping, skipped and invalid files."""
+"""Leaderboard build: cache, reproducibility, ranks, markers, escaping, atomic swap, lock, permissions,
+push, reported rows, and the committed leaderboard/ matching a build of the committed submissions/."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
+import shutil
+import stat
 from pathlib import Path
+from unittest import mock
 
-from tests.tasks.retrieval.test_validation import envelope, load_gt, perfect_predictions
+import numpy as np
+import pytest
+
+from tests.harness.leaderboard.conftest import REPO, make_submissions, mini_random, write_json
 from vlbench import leaderboard
 from vlbench.cli import main
-from vlbench.registry import registry
+from vlbench.errors import UsageError
+from vlbench.leaderboard.build import Board, Entry, rank_board
+from vlbench.leaderboard.render import http_url
+from vlbench.registry import ItemTable, registry
+from vlbench.results import ResultRecord
+
+publish_module = importlib.import_module("vlbench.leaderboard.publish")
 
 
-def write(path: Path, doc: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc))
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A constructed submissions folder and its published leaderboard (cache filled)."""
+    root = tmp_path_factory.mktemp("small")
+    subs = make_submissions(root / "submissions")
+    leaderboard.build_and_publish(subs, root / "lb", resamples=100, quiet=True)
+    return subs, root / "lb"
 
 
-def test_build_ranks_marks_and_escapes(retrieval_data: Path, tmp_path: Path) -> None:
-    reg = registry()
-    b = reg.benchmark("coco-5k")
-    gt = load_gt("coco-5k", retrieval_data)
-    subs = tmp_path / "submissions"
-    perfect = envelope(perfect_predictions(gt))
-    perfect["meta"] = {"method": "oracle & friends", "team": "a|b", "url": "https://example.org/?a=1&b=2"}
-    write(subs / "coco-5k" / "oracle.json", perfect)
-    twin = envelope(perfect_predictions(gt))
-    twin["meta"] = {"method": "oracle twin"}
-    write(subs / "coco-5k" / "twin.json", twin)
-    rand = envelope(reg.task_of(b).random_predictions(gt, b, seed=0))
-    rand["meta"] = {"method": "random", "reference": True, "baseline": "random"}
-    write(subs / "coco-5k" / "random.json", rand)
-    write(subs / "coco-5k" / "broken.json", {"vlbench": 1})
-    write(subs / "not-a-benchmark" / "x.json", perfect)
-    write(subs / "flickr30k-1k" / "misfiled.json", perfect)  # declares coco-5k
-
-    report = leaderboard.build(subs, retrieval_data, resamples=200)
-    (board,) = report.boards
-    ranks = {e.result.meta["method"]: e.rank for e in board.entries}
-    assert ranks == {"oracle & friends": 1, "oracle twin": 1, "random": 3}
-    assert {Path(p).name for p, _ in report.invalid} == {"broken.json", "misfiled.json"}
-    assert [Path(p).name for p, _ in report.skipped] == ["x.json"]
-
-    written = leaderboard.write(report, tmp_path / "lb")
-    md = (tmp_path / "lb" / "README.md").read_text()
-    page = (tmp_path / "lb" / "index.html").read_text()
-    assert "oracle &amp; friends" in md and "a\\|b" in md and "random †" in md
-    assert 'href="https://example.org/?a=1&amp;b=2"' in page
-    assert "<script" not in page
-    rows = json.loads((tmp_path / "lb" / "leaderboard.json").read_text())["entries"]
-    assert [r["rank"] for r in rows] == [1, 1, 3] and rows[2]["reference"] is True
-    assert len(written) == 4
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_csv_neutralises_formulas(retrieval_data: Path, tmp_path: Path) -> None:
-    gt = load_gt("coco-5k", retrieval_data)
-    doc = envelope(perfect_predictions(gt))
-    doc["meta"] = {"method": "=HYPERLINK(\"http://x\")"}
-    write(tmp_path / "s" / "coco-5k" / "f.json", doc)
-    report = leaderboard.build(tmp_path / "s", retrieval_data, resamples=0)
-    assert "'=HYPERLINK" in leaderboard.to_csv(report)
+def test_cache_rescores_only_changed_files(small: tuple[Path, Path], tmp_path: Path) -> None:
+    subs, lb = small
+    copy_subs, copy_lb = tmp_path / "s", tmp_path / "lb"
+    shutil.copytree(subs, copy_subs)
+    shutil.copytree(lb, copy_lb)
+    doc = json.loads((copy_subs / "mini-retrieval" / "beta.json").read_text())
+    doc["meta"]["method"] = "Beta v2"
+    write_json(copy_subs / "mini-retrieval" / "beta.json", doc)
+    report, _ = leaderboard.build_and_publish(copy_subs, copy_lb, resamples=100, quiet=True)
+    assert report.scored == ["mini-retrieval/beta.json"]
+    assert report.cache.hits == 4  # gamma, broken (cached errors), decorrelated gamma, alpha
+    report, _ = leaderboard.build_and_publish(copy_subs, copy_lb, resamples=100, quiet=True, rebuild=True)
+    assert len(report.scored) == 5
+    # the cache holds exactly the entries of the files on the board now
+    assert len(list((copy_lb / "cache").rglob("*.json"))) == 5
 
 
-def test_cli_build_exit_code(retrieval_data: Path, tmp_path: Path, capsys) -> None:
-    gt = load_gt("coco-5k", retrieval_data)
-    write(tmp_path / "s" / "coco-5k" / "ok.json", envelope(perfect_predictions(gt)))
-    args = ["leaderboard", "build", "--submissions", str(tmp_path / "s"), "--out", str(tmp_path / "lb"),
-            "--data-dir", str(retrieval_data), "--bootstrap", "50"]
-    assert main(args) == 0
-    write(tmp_path / "s" / "coco-5k" / "bad.json", {"vlbench": 1})
-    assert main(args) == 1
-    assert "invalid" in capsys.readouterr().err
+def test_two_builds_give_identical_bytes(small: tuple[Path, Path], tmp_path: Path) -> None:
+    subs, lb = small
+    leaderboard.build_and_publish(subs, tmp_path / "fresh", resamples=100, quiet=True, rebuild=True)
+    assert _files(tmp_path / "fresh") == _files(lb)
 
 
-def test_group_breakdown_from_a_shipped_mini_submission(tmp_path: Path) -> None:
-    import shutil
+def test_build_without_java_keeps_published_meteor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    subs = tmp_path / "s"
+    (subs / "mini-captions").mkdir(parents=True)
+    shutil.copy(REPO / "submissions" / "mini-captions" / "random.json", subs / "mini-captions" / "random.json")
+    lb = tmp_path / "lb"
+    shutil.copytree(REPO / "leaderboard", lb)  # the published board and its cache (made with Java)
+    report, _ = leaderboard.build_and_publish(subs, lb, quiet=True, resamples=100)
+    if report.scored and json.loads((lb / "leaderboard.json").read_text())["boards"][0]["entries"][0]["scores"]["METEOR"] is None:
+        pytest.skip("no Java here and the committed cache does not cover this submission")
+    monkeypatch.setenv("VLBENCH_JAVA", "none")  # as if Java were not installed
+    report, _ = leaderboard.build_and_publish(subs, lb, quiet=True, resamples=100)
+    assert report.scored == []  # from the cache
+    meteor = json.loads((lb / "leaderboard.json").read_text())["boards"][0]["entries"][0]["scores"]["METEOR"]
+    assert meteor is not None and meteor > 0
+    with pytest.raises(UsageError, match="could not compute metrics the leaderboard publishes.*METEOR"):
+        leaderboard.build_and_publish(subs, lb, quiet=True, resamples=100, rebuild=True)
+    assert json.loads((lb / "leaderboard.json").read_text())["boards"][0]["entries"][0]["scores"]["METEOR"] == meteor
 
-    source = Path(__file__).resolve().parents[2] / "submissions" / "mini-decorrelated" / "random.json"
-    (tmp_path / "s" / "mini-decorrelated").mkdir(parents=True)
-    shutil.copy(source, tmp_path / "s" / "mini-decorrelated" / "random.json")
-    report = leaderboard.build(tmp_path / "s", resamples=0)
-    md = leaderboard.to_markdown(report)
-    assert "| group | ODmAP@1 | ODmAP@5 | ODmAP@10 |" in md
-    assert "| partner |" in md and "| control |" in md
-    assert "ODmAP@1/partner" not in md.split("by group")[0]  # not a headline column
+
+def _entry(name: str, hits: list[float]) -> Entry:
+    b = registry().benchmark("mini-retrieval")
+    mean = float(np.mean(hits))
+    table = ItemTable(ids=[str(i) for i in range(len(hits))], columns=["R@1", "R@5", "R@10"],
+                      values=np.array([[h, h, h] for h in hits], dtype=float))
+    scores = {k: mean for k in ("i2t_R@1", "i2t_R@5", "i2t_R@10", "t2i_R@1", "t2i_R@5", "t2i_R@10")}
+    scores["RSUM"] = 600 * mean
+    result = ResultRecord(b.id, b.task, b.version, "x", "s", "g", {"method": name}, scores, b.main_score)
+    return Entry(name + ".json", result, {"image_to_text": table, "text_to_image": table})
+
+
+def test_tie_aware_ranks_on_constructed_cases() -> None:
+    b = registry().benchmark("mini-retrieval")
+    strong = [1.0] * 190 + [0.0] * 10
+    close = [1.0] * 189 + [0.0] * 11  # one item apart: not separable
+    weak = [1.0] * 20 + [0.0] * 180
+    weak_twin = [1.0] * 20 + [0.0] * 180  # equal main score
+    board = Board(b, [_entry("d", weak_twin), _entry("a", strong), _entry("c", weak), _entry("b", close)])
+    rank_board(board, alpha=0.05, resamples=200, seed=0)
+    assert [(e.path, e.rank) for e in board.entries] == [("a.json", 1), ("b.json", 1), ("c.json", 3), ("d.json", 3)]
+
+
+def test_escaping_links_markers_reported_and_invalid(small: tuple[Path, Path]) -> None:
+    _, lb = small
+    page = (lb / "index.html").read_text()
+    md = (lb / "README.md").read_text()
+    doc = json.loads((lb / "leaderboard.json").read_text())
+    assert 'Alpha &amp; &quot;friends&quot; &#x27;x&#x27;' in page and "a|b &amp; c" in page
+    assert 'href="https://example.org/a?x=1&amp;y=2"' in page and "javascript:" not in page
+    assert "Alpha &amp; \"friends\" 'x'" in md and "a\\|b &amp; c" in md
+    assert "<script" in page and page.count("<script") == 1  # only ours
+    assert "http-equiv=\"Content-Security-Policy\"" in page and 'name="viewport"' in page
+    # marker: gamma is on the maintainers' list; alpha writes meta.reference itself and gets nothing
+    entries = {e["submission"]: e for b in doc["boards"] for e in b["entries"]}
+    assert entries["mini-retrieval/gamma.json"]["reference"] is True
+    assert entries["mini-retrieval/alpha.json"]["reference"] is False
+    assert entries["mini-decorrelated/gamma.json"]["reference"] is False  # same name, other path
+    assert "Gamma †" in md and "Alpha &amp; \"friends\" 'x' †" not in md
+    # invalid entries are listed with their errors, paths relative to the submissions folder
+    assert [i["submission"] for i in doc["invalid"]] == ["mini-retrieval/broken.json"]
+    assert doc["invalid"][0]["error_count"] == 3 and doc["invalid"][0]["errors"][0]["code"] == "schema.required"
+    assert "mini-retrieval/broken.json" in page and "mini-retrieval/broken.json" in md
+    # reported rows: copied from the paper, unranked, in the record's units
+    coco = next(b for b in doc["boards"] if b["benchmark"] == "coco-5k")
+    clip = next(r for r in coco["reported"] if r["method"] == "CLIP zero-shot")
+    assert clip["rank"] is None and clip["as_printed_percent"]["i2t_R@1"] == "50.6"
+    assert clip["scores"]["i2t_R@1"] == 0.506 and clip["scores"]["RSUM"] == 361.9
+    assert "| – | CLIP zero-shot ‡ |" in md and "| 50.6 | 75.1 | 83.6 | 30.1 | 55.7 | 66.8 | 361.9 |" in md
+    odmap = next(b for b in doc["boards"] if b["benchmark"] == "flickr30k-1k-decorrelated")
+    blip = next(r for r in odmap["reported"] if r["method"] == "BLIP + ours")
+    assert blip["as_printed_percent"] == {"ODmAP@1": "62.5", "ODmAP@5": "55.4", "ODmAP@10": "52.4"}
+    assert (lb / "plot.png").read_bytes().startswith(b"\x89PNG") and "data:image/png;base64," in page
+    csv = (lb / "leaderboard.csv").read_text()
+    assert "'=cmd" in csv and ",reported,," in csv
+
+
+def test_http_url_only() -> None:
+    assert http_url("https://a.org/x") == "https://a.org/x"
+    assert http_url("HTTP://a.org") == "HTTP://a.org"
+    for bad in ("javascript:alert(1)", "data:text/html,x", "//evil.org", "ftp://a", "https://a.org/\nx", None, ""):
+        assert http_url(bad) is None
+
+
+def test_reference_list_pins_sha256(tmp_path: Path) -> None:
+    subs = tmp_path / "s"
+    write_json(subs / "mini-decorrelated" / "a.json", mini_random("mini-decorrelated", 0, {"method": "A"}))
+    write_json(subs / "mini-decorrelated" / "new.json", mini_random("mini-decorrelated", 1, {"method": "N", "reference": True}))
+    import hashlib
+
+    digest = hashlib.sha256((subs / "mini-decorrelated" / "a.json").read_bytes()).hexdigest()
+    (subs / "REFERENCE_ENTRIES").write_text(f"mini-decorrelated/a.json {digest}\n")
+    report = leaderboard.build(subs, resamples=0, quiet=True)
+    marks = {e.path: e.reference for e in report.boards[0].entries}
+    assert marks == {"mini-decorrelated/a.json": True, "mini-decorrelated/new.json": False}
+    (subs / "REFERENCE_ENTRIES").write_text(f"mini-decorrelated/a.json {'0' * 64}\n")  # file changed since the check
+    report = leaderboard.build(subs, resamples=0, quiet=True)
+    assert not any(e.reference for e in report.boards[0].entries)
+    (subs / "REFERENCE_ENTRIES").write_text("mini-decorrelated/a.json not-a-sha\n")
+    with pytest.raises(UsageError, match="line 1"):
+        leaderboard.build(subs, resamples=0, quiet=True)
+
+
+def test_committed_reference_list_marks_only_listed_files() -> None:
+    from vlbench.leaderboard.sources import read_reference_list
+
+    pins = read_reference_list(REPO / "submissions").pins
+    for path in pins:
+        assert (REPO / "submissions" / path).is_file(), path
+
+
+def test_injected_failure_leaves_old_leaderboard(small: tuple[Path, Path], tmp_path: Path) -> None:
+    subs, lb = small
+    target = tmp_path / "lb"
+    shutil.copytree(lb, target)
+    before = _files(target)
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    with mock.patch.object(publish_module, "to_csv", boom), pytest.raises(RuntimeError):
+        leaderboard.build_and_publish(subs, target, resamples=100, quiet=True)
+    assert _files(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".lb.lock", "lb"]  # no staging folder left
+    with mock.patch.object(publish_module.os, "rename", side_effect=[None, OSError("rename failed"), None]), \
+            pytest.raises(OSError):
+        publish_module.swap_in(tmp_path / "missing-new", target)
+    assert _files(target) == before
+
+
+def test_lock_refuses_a_second_build(small: tuple[Path, Path], tmp_path: Path) -> None:
+    subs, _ = small
+    out = tmp_path / "lb"
+    with leaderboard.build_lock(out), pytest.raises(UsageError, match="another leaderboard build"):
+        leaderboard.build_and_publish(subs, out, resamples=100, quiet=True)
+    assert not out.exists()
+
+
+def test_published_files_get_normal_permissions(small: tuple[Path, Path], tmp_path: Path) -> None:
+    subs, _ = small
+    old = os.umask(0o022)
+    try:
+        _, written = leaderboard.build_and_publish(subs, tmp_path / "lb", resamples=100, quiet=True)
+        from vlbench.jsonio import atomic_write_json
+
+        atomic_write_json(tmp_path / "result.json", {"a": 1})
+    finally:
+        os.umask(old)
+    for path in [*written, tmp_path / "result.json"]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+    assert stat.S_IMODE((tmp_path / "lb").stat().st_mode) == 0o755
+
+
+def test_cli_build_exit_code_and_summary(small: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+    subs, lb = small
+    shutil.copytree(lb, tmp_path / "lb")
+    args = ["leaderboard", "build", "--submissions", str(subs), "--out", str(tmp_path / "lb"), "--bootstrap", "100"]
+    assert main(args) == 0  # one invalid entry: published anyway
+    captured = capsys.readouterr()
+    assert "1 invalid" in captured.out and "reused 5" in captured.out
+    assert "invalid: mini-retrieval/broken.json" in captured.err
+    assert main([*args, "--quiet"]) == 0 and capsys.readouterr().err == ""
+    assert main(["leaderboard", "build", "--submissions", str(tmp_path / "nope"), "--out", str(tmp_path / "x")]) == 2
+
+
+def test_push_dry_run_and_mocked_upload(small: tuple[Path, Path], capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, lb = small
+    assert main(["leaderboard", "push", "--repo-id", "org/board", "--folder", str(lb), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "index.html\t" in out and "would upload" in out and "dataset org/board" in out
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    assert main(["leaderboard", "push", "--repo-id", "org/board", "--folder", str(lb)]) == 2
+    assert "HF_TOKEN" in capsys.readouterr().err
+    monkeypatch.setenv("HF_TOKEN", "hf_test")
+    with mock.patch("huggingface_hub.HfApi") as api:
+        assert main(["leaderboard", "push", "--repo-id", "org/space", "--repo-type", "space", "--folder", str(lb)]) == 0
+    api.assert_called_once_with(token="hf_test")
+    kwargs = api.return_value.upload_folder.call_args.kwargs
+    assert kwargs["repo_id"] == "org/space" and kwargs["repo_type"] == "space" and kwargs["folder_path"] == str(lb)
+    with mock.patch("huggingface_hub.HfApi") as api:
+        api.return_value.upload_folder.side_effect = ConnectionError("Name or service not known")
+        assert main(["leaderboard", "push", "--repo-id", "org/board", "--folder", str(lb)]) == 2
+    err = capsys.readouterr().err
+    assert "could not upload" in err and "Traceback" not in err
+    assert main(["leaderboard", "push", "--repo-id", "x/y", "--folder", str(lb / "cache")]) == 2
+
+
+def test_committed_leaderboard_is_what_build_produces(tmp_path: Path) -> None:
+    """`make leaderboard` output is committed: a build of the committed submissions, reusing the
+    committed cache, must give exactly the committed files."""
+    committed = REPO / "leaderboard"
+    report, _ = leaderboard.build_and_publish(REPO / "submissions", tmp_path / "lb", quiet=True,
+                                              cache_dir=committed / "cache")
+    assert report.scored == [], f"not in the committed cache (run make leaderboard): {report.scored}"
+    assert _files(tmp_path / "lb") == _files(committed), "leaderboard/ is stale: run make leaderboard"
