@@ -1,9 +1,16 @@
-"""A small submissions folder on the bundled mini benchmarks, built once per test session."""
+"""A small submissions folder on the bundled mini benchmarks, built once per test session, and the
+guards that keep the leaderboard tests from hanging: a watchdog on every wait and no network."""
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import json
 import shutil
+import signal
+import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +18,67 @@ import pytest
 from vlbench.registry import locate_ground_truth, registry
 
 REPO = Path(__file__).resolve().parents[3]
+
+
+@contextlib.contextmanager
+def watchdog(seconds: int, what: str) -> Iterator[None]:
+    """Fail instead of hanging. After `seconds`, SIGALRM raises TimeoutError in the main thread
+    (which interrupts a blocking socket or pipe read); if the main thread is stuck where Python
+    cannot run a handler, faulthandler prints every thread's stack and ends the process 60 s later,
+    so a CI log shows where it stuck instead of stopping silently."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutError(f"{what} took more than {seconds} s (test watchdog)")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    faulthandler.dump_traceback_later(seconds + 60, exit=True)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        faulthandler.cancel_dump_traceback_later()
+        signal.signal(signal.SIGALRM, previous)
+
+
+LOCAL_HOSTS = ("127.0.0.1", "::1", "localhost")
+
+
+def forbid_network(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Any connection to a non-local address fails at once (and is recorded), so a mock that lets a
+    real client through fails the test instead of waiting on DNS, timeouts and retries. Local
+    connections stay allowed (chromedriver listens on 127.0.0.1)."""
+    attempts: list[object] = []
+    real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
+
+    def allowed(sock: socket.socket, address: object) -> bool:
+        if sock.family == getattr(socket, "AF_UNIX", None):
+            return True
+        host = address[0] if isinstance(address, tuple) else address
+        if host in LOCAL_HOSTS:
+            return True
+        attempts.append(address)
+        return False
+
+    def connect(sock: socket.socket, address: object) -> None:
+        if not allowed(sock, address):
+            raise OSError(f"the test tried to reach the network ({address!r}); tests run offline")
+        real_connect(sock, address)
+
+    def connect_ex(sock: socket.socket, address: object) -> int:
+        if not allowed(sock, address):
+            return 101  # ENETUNREACH
+        return real_connect_ex(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    # huggingface_hub reads these when first imported: no calls home, no retries on the network
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    return attempts
 
 
 def write_json(path: Path, doc: object) -> None:
