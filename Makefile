@@ -24,9 +24,11 @@ demo: $(VENV)/.core
 leaderboard: $(VENV)/.core
 	$(VENV)/bin/vlbench leaderboard build --submissions submissions --out leaderboard
 
+# faulthandler_timeout: a test that runs past 15 minutes prints every thread's stack into the log
+# (it does not stop the run), so a CI log that stalls shows where.
 test: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -o faulthandler_timeout=900
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
