@@ -135,10 +135,21 @@ def push(folder: str | os.PathLike, repo_id: str, repo_type: str = "dataset", dr
         from huggingface_hub import HfApi
     except ImportError:
         raise UsageError("pushing needs huggingface_hub: pip install 'vlbench[hub]'") from None
+    api = HfApi(token=token)
     try:
-        HfApi(token=token).upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
-                                         commit_message="vlbench leaderboard build")
+        # One plain request first: without a network or with a bad token it fails at once, where
+        # the upload's own requests retry with backoff (about 25 s) before giving up.
+        api.whoami()
+    except Exception as exc:
+        raise UsageError(f"cannot reach the Hugging Face hub with this token (HF_TOKEN): {_first_line(exc)}") from None
+    try:
+        api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
+                          commit_message="vlbench leaderboard build")
     except Exception as exc:  # network, auth, missing repo: all reach the user as one sentence
-        raise UsageError(f"could not upload to {repo_type} {repo_id}: {type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else 'no details'}") from None
+        raise UsageError(f"could not upload to {repo_type} {repo_id}: {_first_line(exc)}") from None
     return plan
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else 'no details'}"

@@ -14,7 +14,14 @@ from unittest import mock
 import numpy as np
 import pytest
 
-from tests.harness.leaderboard.conftest import REPO, make_submissions, mini_random, write_json
+from tests.harness.leaderboard.conftest import (
+    REPO,
+    forbid_network,
+    make_submissions,
+    mini_random,
+    watchdog,
+    write_json,
+)
 from vlbench import leaderboard
 from vlbench.cli import main
 from vlbench.errors import UsageError
@@ -24,7 +31,16 @@ from vlbench.registry import ItemTable, registry
 from vlbench.results import ResultRecord
 
 publish_module = importlib.import_module("vlbench.leaderboard.publish")
+TEST_TIMEOUT_S = 300  # each test here takes seconds; a CI run once stalled for 90 minutes near here
 
+
+@pytest.fixture(autouse=True)
+def bounded_and_offline(monkeypatch: pytest.MonkeyPatch):
+    """Every test here runs offline (a network attempt fails at once) under a watchdog."""
+    attempts = forbid_network(monkeypatch)
+    with watchdog(TEST_TIMEOUT_S, "a leaderboard test"):
+        yield attempts
+    assert attempts == [], f"tried to reach the network: {attempts}"
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +48,8 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A constructed submissions folder and its published leaderboard (cache filled)."""
     root = tmp_path_factory.mktemp("small")
     subs = make_submissions(root / "submissions")
-    leaderboard.build_and_publish(subs, root / "lb", resamples=100, quiet=True)
+    with watchdog(TEST_TIMEOUT_S, "building the small leaderboard"):
+        leaderboard.build_and_publish(subs, root / "lb", resamples=100, quiet=True)
     return subs, root / "lb"
 
 
@@ -230,9 +247,14 @@ def test_push_dry_run_and_mocked_upload(small: tuple[Path, Path], capsys, monkey
     _, lb = small
     assert main(["leaderboard", "push", "--repo-id", "org/board", "--folder", str(lb), "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "index.html\t" in out and "would upload" in out and "dataset org/board" in out
+    assert "would upload" in out and "dataset org/board" in out
+    listed = dict(line.split("\t") for line in out.splitlines() if "\t" in line)
+    assert listed == {p.relative_to(lb).as_posix(): str(p.stat().st_size) for p in lb.rglob("*") if p.is_file()}
+    assert "index.html" in listed and "cache/mini-retrieval" in " ".join(listed)
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    assert main(["leaderboard", "push", "--repo-id", "org/board", "--folder", str(lb)]) == 2
+    with mock.patch("huggingface_hub.HfApi") as api:
+        assert main(["leaderboard", "push", "--repo-id", "org/board", "--folder", str(lb)]) == 2
+    api.assert_not_called()
     assert "HF_TOKEN" in capsys.readouterr().err
     monkeypatch.setenv("HF_TOKEN", "hf_test")
     with mock.patch("huggingface_hub.HfApi") as api:
@@ -240,18 +262,40 @@ def test_push_dry_run_and_mocked_upload(small: tuple[Path, Path], capsys, monkey
     api.assert_called_once_with(token="hf_test")
     kwargs = api.return_value.upload_folder.call_args.kwargs
     assert kwargs["repo_id"] == "org/space" and kwargs["repo_type"] == "space" and kwargs["folder_path"] == str(lb)
+    with mock.patch("huggingface_hub.HfApi") as api:  # the hub is unreachable: refused before uploading
+        api.return_value.whoami.side_effect = ConnectionError("Name or service not known")
+        assert main(["leaderboard", "push", "--repo-id", "org/board", "--folder", str(lb)]) == 2
+    api.return_value.upload_folder.assert_not_called()
+    err = capsys.readouterr().err
+    assert "cannot reach the Hugging Face hub" in err and "Name or service not known" in err and "Traceback" not in err
     with mock.patch("huggingface_hub.HfApi") as api:
-        api.return_value.upload_folder.side_effect = ConnectionError("Name or service not known")
+        api.return_value.upload_folder.side_effect = PermissionError("403 Forbidden")
         assert main(["leaderboard", "push", "--repo-id", "org/board", "--folder", str(lb)]) == 2
     err = capsys.readouterr().err
-    assert "could not upload" in err and "Traceback" not in err
+    assert "could not upload to dataset org/board: PermissionError: 403 Forbidden" in err and "Traceback" not in err
     assert main(["leaderboard", "push", "--repo-id", "x/y", "--folder", str(lb / "cache")]) == 2
 
 
-def test_committed_leaderboard_is_what_build_produces(tmp_path: Path) -> None:
+def test_push_without_network_fails_at_once(small: tuple[Path, Path], capsys, monkeypatch: pytest.MonkeyPatch,
+                                            bounded_and_offline: list) -> None:
+    """The real client (no mock) on a machine with no network: one clear sentence, exit 2, no
+    retries with backoff (the watchdog would stop a wait)."""
+    pytest.importorskip("huggingface_hub")
+    _, lb = small
+    monkeypatch.setenv("HF_TOKEN", "hf_test")
+    assert main(["leaderboard", "push", "--repo-id", "org/board", "--folder", str(lb)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot reach the Hugging Face hub" in err and "Traceback" not in err
+    bounded_and_offline.clear()  # the attempt was the point; it was refused by the guard
+
+
+def test_committed_leaderboard_is_what_build_produces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`make leaderboard` output is committed: a build of the committed submissions, reusing the
     committed cache, must give exactly the committed files."""
     committed = REPO / "leaderboard"
+    # All from the cache when the board is current; a stale board must fail fast, not start a
+    # Meteor JVM to rescore the captions.
+    monkeypatch.setenv("VLBENCH_JAVA", "none")
     report, _ = leaderboard.build_and_publish(REPO / "submissions", tmp_path / "lb", quiet=True,
                                               cache_dir=committed / "cache")
     assert report.scored == [], f"not in the committed cache (run make leaderboard): {report.scored}"

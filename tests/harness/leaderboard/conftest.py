@@ -73,8 +73,18 @@ def forbid_network(monkeypatch: pytest.MonkeyPatch) -> list[object]:
             return 101  # ENETUNREACH
         return real_connect_ex(sock, address)
 
+    real_getaddrinfo = socket.getaddrinfo
+
+    def getaddrinfo(host: object, *args: object, **kwargs: object) -> list:
+        # name lookups come before any connect, and can wait on a resolver for many seconds
+        if host not in (None, *LOCAL_HOSTS):
+            attempts.append(host)
+            raise socket.gaierror(socket.EAI_NONAME, f"the test tried to resolve {host!r}; tests run offline")
+        return real_getaddrinfo(host, *args, **kwargs)
+
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     # huggingface_hub reads these when first imported: no calls home, no retries on the network
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
@@ -120,5 +130,6 @@ def built_board(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("lb")
     subs = make_submissions(root / "submissions")
-    build_and_publish(subs, root / "leaderboard", resamples=200, quiet=True)
+    with watchdog(300, "building the browser test's leaderboard"):
+        build_and_publish(subs, root / "leaderboard", resamples=200, quiet=True)
     return root / "leaderboard"
