@@ -16,8 +16,10 @@ import gc
 import gzip
 import hashlib
 import json
+import math
 import os
 import re
+import stat
 import tempfile
 import zlib
 from dataclasses import dataclass
@@ -43,6 +45,27 @@ class LoadedJson:
 # A `\\uD800`-`\\uDFFF` escape in the raw text; only then can a parsed string hold a lone surrogate.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def non_finite_paths(node: Any, limit: int = 20) -> list[tuple[str | int, ...]]:
+    """Paths of the first `limit` non-finite floats.
+
+    The reader cannot refuse them all cheaply: json.loads turns an overflowing literal (1e999)
+    into inf without a hook short of a Python call per number. Predictions are checked for finite
+    numbers by their task; free-form parts (meta) are searched with this.
+    """
+    found: list[tuple[str | int, ...]] = []
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(node, ())]
+    while stack and len(found) < limit:
+        value, where = stack.pop()
+        if type(value) is float:
+            if not math.isfinite(value):
+                found.append(where)
+        elif type(value) is dict:
+            stack.extend((v, (*where, k)) for k, v in reversed(value.items()))
+        elif type(value) is list:
+            stack.extend((v, (*where, i)) for i, v in reversed(list(enumerate(value))))
+    return found
 
 
 def _lone_surrogates(node: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
@@ -182,6 +205,76 @@ def loads_strict(text: str | bytes, issues: IssueList | None = None) -> Any:
     return None
 
 
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: str | os.PathLike[str], what: str = "submission") -> tuple[int, int]:
+    """Open a regular file for reading: (descriptor, size reported by the file system).
+
+    Anything else is refused before reading: a FIFO with no writer would block forever, a device
+    such as /dev/zero never ends. The check is made on the opened descriptor (no race with a
+    rename), which is opened non-blocking so that opening a FIFO cannot hang either.
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a folder, not a {what} file") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"{path} is {_kind(info.st_mode)}, not a {what} file; save it to a file first")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info.st_size
+
+
+def read_regular_capped(
+    path: str | os.PathLike[str], limit: int, what: str = "submission"
+) -> tuple[bytes | None, int]:
+    """Read a regular file, at most `limit` bytes: (bytes, or None when larger; bytes seen).
+
+    The cap holds while reading, not only against the reported size: files in /proc and some
+    network file systems report 0 and then deliver more.
+    """
+    fd, size = open_regular(path, what)
+    with os.fdopen(fd, "rb", buffering=0) as fh:
+        if size > limit:
+            return None, size
+        chunks: list[bytes] = []
+        total = 0
+        # Ask for one byte more than reported, so a file that grew (or reports 0) is noticed.
+        want = size + 1 if size else 1 << 20
+        try:
+            while total <= limit:
+                chunk = fh.read(min(want, limit + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+                want = 1 << 20
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        if total > limit:
+            return None, total
+    return b"".join(chunks), total
+
+
 def read_bytes_capped(
     path: str | os.PathLike[str],
     issues: IssueList,
@@ -189,25 +282,17 @@ def read_bytes_capped(
     max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> tuple[bytes | None, str, int]:
     """Read a `.json` or gzip file within the caps. Returns (json bytes or None, sha256, size)."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if path.is_dir():
-        raise UsageError(f"{path} is a directory, not a submission file")
-    if size > max_bytes:
+    raw, size = read_regular_capped(path, max_bytes)
+    if raw is None:
         issues.add(
             "file_too_large",
             "",
-            f"the file is {size:,} bytes; the limit is {max_bytes:,}",
+            f"the file is {size:,} bytes; the limit is {max_bytes:,}"
+            if size > max_bytes + 1
+            else f"the file holds more than {max_bytes:,} bytes, the limit",
             "submit top-K lists (K >= 10) rather than full rankings, or raise --max-bytes",
         )
         return None, "", size
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
     digest = hashlib.sha256(raw).hexdigest()
     if not raw.startswith(GZIP_MAGIC):
         return raw, digest, size

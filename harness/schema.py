@@ -1,4 +1,9 @@
-"""Layer 1 of validation: JSON Schema (Draft 2020-12) with errors turned into issues."""
+"""Layer 1 of validation: JSON Schema (Draft 2020-12) with errors turned into issues.
+
+Messages are written here rather than taken from jsonschema: its messages embed the whole
+offending value (a 10 MB string, a list of a million items), and cutting them loses the part that
+matters. Ours name what was expected in full and show the value found shortened.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,14 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from vlbench.errors import IssueList, pointer
+from vlbench.errors import IssueList, pointer, shorten
 
 ENVELOPE_SCHEMA = Path(__file__).parent / "schemas" / "envelope.schema.json"
+
+# The schema layer stops after this many violations. Each costs jsonschema tens of microseconds,
+# so a list of a million wrong values would take half a minute to report in full; the first
+# thousand say what is wrong, and the report says the count is a lower bound.
+MAX_SCHEMA_ERRORS = 1000
 
 _HINTS = {
     "type": "check the value's JSON type against the task's submission format (README)",
@@ -31,6 +41,9 @@ _HINTS = {
     "propertyNames": "an object key has the wrong form",
 }
 
+_JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null",
+              int: "integer", float: "number"}
+
 
 @cache
 def validator_for(path: str | Path) -> Draft202012Validator:
@@ -39,9 +52,60 @@ def validator_for(path: str | Path) -> Draft202012Validator:
     return Draft202012Validator(schema)
 
 
+def json_type(value: Any) -> str:
+    for kind, name in _JSON_TYPE.items():
+        if isinstance(value, kind) and (kind is not int or not isinstance(value, bool)):
+            return name
+    return type(value).__name__
+
+
+def _found(value: Any) -> str:
+    return f"{json_type(value)} {shorten(value)}"
+
+
+def _expected_types(spec: Any) -> str:
+    names = [spec] if isinstance(spec, str) else list(spec)
+    return " or ".join(names)
+
+
 def _message(error: ValidationError) -> str:
-    text = error.message
-    return text if len(text) <= 300 else text[:297] + "..."
+    """`expected ..., found ...` with the schema's side in full and the value shortened."""
+    kind, spec, value = error.validator, error.validator_value, error.instance
+    if kind == "type":
+        return f"expected {_expected_types(spec)}, found {_found(value)}"
+    if kind == "required" and isinstance(value, dict):
+        missing = [k for k in spec if k not in value]
+        return "missing required field " + ", ".join(json.dumps(k) for k in missing)
+    if kind == "additionalProperties" and isinstance(value, dict):
+        allowed = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+        extra = [k for k in value if k not in allowed]
+        names = ", ".join(shorten(k, 40) for k in extra[:5]) + (f" and {len(extra) - 5:,} more" if len(extra) > 5 else "")
+        known = ", ".join(json.dumps(k) for k in allowed)
+        return f"unexpected field {names}" + (f" (allowed: {known})" if known else "")
+    if kind == "const":
+        return f"expected {json.dumps(spec)}, found {_found(value)}"
+    if kind == "enum":
+        return f"expected one of {', '.join(json.dumps(v) for v in spec)}, found {_found(value)}"
+    if kind in ("minItems", "maxItems"):
+        bound = "at least" if kind == "minItems" else "at most"
+        return f"expected {bound} {spec:,} items, found {len(value):,}"
+    if kind in ("minLength", "maxLength"):
+        bound = "at least" if kind == "minLength" else "at most"
+        return f"expected {bound} {spec:,} characters, found {len(value):,}: {shorten(value)}"
+    if kind == "pattern":
+        return f"expected a string matching {spec}, found {shorten(value)}"
+    if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        sign = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[kind]
+        return f"expected a number {sign} {spec}, found {shorten(value)}"
+    if kind == "uniqueItems":
+        return "expected every item to be different; some repeat"
+    if kind in ("minProperties", "maxProperties"):
+        bound = "at least" if kind == "minProperties" else "at most"
+        return f"expected {bound} {spec:,} fields, found {len(value):,}"
+    if kind == "false":
+        return f"no value is allowed here, found {_found(value)}"
+    # Any other keyword: jsonschema's wording, without the value it embeds.
+    return f"the value does not satisfy the schema's {kind!r} rule ({shorten(spec, 200)}), found {_found(value)}"
 
 
 def _hint(error: ValidationError) -> str:
@@ -60,16 +124,28 @@ def _leaf_errors(error: ValidationError) -> list[ValidationError]:
     return [error]
 
 
+def _about_a_key(error: ValidationError) -> bool:
+    # Under propertyNames the instance is an object key; jsonschema points at the object.
+    return "propertyNames" in error.absolute_schema_path and isinstance(error.instance, str)
+
+
 def schema_issues(
     instance: Any, schema_path: str | Path, issues: IssueList, prefix: tuple[str | int, ...] = ()
 ) -> None:
     """Validate `instance`; add one issue per schema violation, pointers prefixed with `prefix`."""
     validator = validator_for(str(schema_path))
+    found = 0
     for error in validator.iter_errors(instance):
         for leaf in _leaf_errors(error):
-            issues.add(
-                f"schema.{leaf.validator}",
-                pointer(*prefix, *leaf.absolute_path),
-                _message(leaf),
-                _hint(leaf),
+            parts = (*prefix, *leaf.absolute_path)
+            message = _message(leaf)
+            if _about_a_key(leaf):
+                parts, message = (*parts, leaf.instance), f"object key: {message}"
+            issues.add(f"schema.{leaf.validator}", pointer(*parts), message, _hint(leaf))
+            found += 1
+        if found >= MAX_SCHEMA_ERRORS:
+            issues.stop_note(
+                f"the schema check stopped after the first {found:,} violations; fix these and "
+                "validate again to see whether more remain"
             )
+            return
