@@ -74,6 +74,10 @@ _STANDALONE_DROPPED = frozenset([".", ",", ";", ":", "!", "?", "-", "--", "..."]
 class TokenizerUnavailable(RuntimeError):
     """A caption needs the PTB jar, and Java or the jar is missing."""
 
+    def __init__(self, message: str, captions: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.captions = list(captions)  # the captions that needed the jar
+
 
 def clean_line_breaks(caption: str) -> str:
     return caption.translate(_LINE_BREAK_TABLE)
@@ -362,11 +366,20 @@ def tokenize(
     """Tokenize every caption; returns (tokenized strings, number of captions that needed the jar).
 
     `successors`: see `jar_tokenize` (only the captions that need the jar use it)."""
+    from vlbench.tasks.captioning.ptb_chunks import extended_tokenize
+
     out = fast_tokenize_many(captions)
+    for i in [i for i, t in enumerate(out) if t is None]:
+        # the jar would see the caption followed by its successor line ("" when none is given)
+        nxt = "" if successors is None else successors[i]
+        out[i] = extended_tokenize(clean_line_breaks(captions[i]), None if nxt is None else clean_line_breaks(nxt))
     slow = [i for i, t in enumerate(out) if t is None]
     if slow:
         succ = None if successors is None else [successors[i] for i in slow]
-        done = jar_tokenize([captions[i] for i in slow], succ)
+        try:
+            done = jar_tokenize([captions[i] for i in slow], succ)
+        except TokenizerUnavailable as exc:
+            raise TokenizerUnavailable(str(exc), [captions[i] for i in slow]) from None
         for i, t in zip(slow, done, strict=False):
             out[i] = t
     return out, len(slow)  # type: ignore[return-value]

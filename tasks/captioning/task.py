@@ -238,10 +238,11 @@ def score_captions(captions: list[str], refs: References, warnings: list[str] | 
             # pycocoevalcap's temp files: the references in image order, the candidates likewise
             tok, n_jar = tokenize(flat, pycoco_successors([captions, flat_refs]))
         except TokenizerUnavailable as exc:
-            need = [i for i, c in enumerate(flat) if fast_tokenize(c) is None]
+            need = exc.captions or [c for c in flat if fast_tokenize(c) is None]
             raise UsageError(
-                f"{len(need)} caption(s) need the CoreNLP PTB tokenizer jar ({exc}); e.g. "
-                f"{flat[need[0]][:80]!r}. Install Java and pycocoevalcap==1.2"
+                f"{len(need)} caption(s) have characters or shapes the Python PTB tokenizer does not "
+                f"cover and need the CoreNLP PTB tokenizer jar ({exc}); e.g. {need[0][:80]!r}. "
+                "Install Java and pycocoevalcap==1.2"
             ) from None
         cands = tok[:n]
         tok_refs: list[list[str]] = []

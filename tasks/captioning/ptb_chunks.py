@@ -1,0 +1,497 @@
+"""PTB tokenization of the captions the fast path leaves (quotes, brackets, accents, numbers,
+symbols, abbreviations), in Python, one whitespace-separated chunk at a time.
+
+CoreNLP 3.4.1's PTBLexer is a JFlex grammar of a few hundred rules; this module does not port it.
+It recognises a closed set of chunk shapes whose tokens were established by running the jar
+(`tests/tasks/captioning/test_ptb_chunks.py` checks every shape against the jar on generated
+chunks and on all 42,657 real captions of `../shared/realdata`), and returns None for any other
+chunk, which then goes to the jar (or, without Java, is refused). A chunk is:
+
+    openers  core  closers
+
+* openers: " ( [ { ` `` “ ‘ ' and hyphen runs before a letter;
+* core: a word of letters (Latin, Greek-free Unicode letters) and digits joined by single hyphens,
+  underscores or slashes, with internal periods between letters ("pole.a" is one token to the
+  lexer); a number with , . : between digit runs; an acronym "t.v"; <tag>; a clitic ('s n't ...);
+  or symbols $ # % & = + ; which the lexer splits off;
+* closers: " ) ] } ” ’ ' and punctuation runs: "!!" "?!" stay one kept token, ".." is ". .",
+  "..." and longer are one dropped token.
+
+A period right after a word is the context-dependent case: the lexer keeps it on abbreviations
+("st.", "inc.", acronyms "t.v.") whatever follows, on single letters unless the next non-blank
+character (on this line or the next) is an ASCII capital, and on "no." "nos." "prop." only before a
+digit; `KEEP_PERIOD` lists the words, in the three cases tested against the jar.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from vlbench.tasks.captioning.ptb import ABBREVIATIONS, PUNCTUATIONS, SPLIT_WORDS
+
+# Words that keep a following period in every context (all of lower, Capitalised and UPPER case),
+# measured with the jar over the abbreviation list of `ptb.ABBREVIATIONS`.
+KEEP_PERIOD_ANY_CASE = frozenset(
+    ["adj", "adm", "adv", "al", "ala", "alex", "apr", "ariz", "assn", "asst", "atty", "attys", "aug", "ave", "bancorp", "bhd", "bldg", "blvd", "brig", "bros", "calif", "capt", "cf", "cie", "cmdr", "co", "col", "colo", "comdr", "conn", "corp", "cos", "cpl", "ct", "dak", "dec", "dept", "det", "dr", "drs", "ens", "esq", "est", "etc", "ext", "feb", "fla", "fri", "ft", "ga", "gen", "gov", "govs", "hon", "inc", "ind", "insp", "intl", "jan", "jos", "jr", "jul", "jun", "kan", "kans", "ky", "lieut", "lt", "ltd", "maj", "mar", "md", "messrs", "mich", "minn", "mlle", "mme", "mo", "mon", "mont", "mr", "mrs", "ms", "msgr", "mt", "neb", "nev", "nov", "oct", "okla", "penn", "pfc", "ph", "plc", "pres", "prof", "profs", "pvt", "rd", "rep", "reps", "rev", "rt", "sen", "sens", "sep", "sept", "seq", "sfc", "sgt", "spc", "sq", "sr", "st", "ste", "supt", "supts", "sys", "tel", "tenn", "thu", "thurs", "treas", "tue", "tues", "univ", "va", "vs", "vt", "wed", "wis", "wm", "wyo"]
+)
+# Case-sensitive ones (the lexer's [A]rk, [M]ass...: the lower-case word is a plain word).
+KEEP_PERIOD_CASED = frozenset(
+    ["Ark", "ARK", "Az", "AZ", "Del", "DEL", "Ill", "ILL", "La", "LA", "Mass", "MASS", "Miss", "MISS", "Ore", "ORE", "Pa", "PA", "pte", "Pte", "ptes", "Ptes", "pty", "Pty", "ptys", "Ptys", "Tex", "TEX", "Wash", "WASH"]
+)
+# Kept only before a number ("no. 5").
+KEEP_PERIOD_BEFORE_DIGIT = frozenset(["no", "nos", "prop"])
+# Abbreviation-like words whose behaviour was only measured in these three cases.
+_MEASURED_WORDS = (
+    KEEP_PERIOD_ANY_CASE
+    | {w.lower() for w in KEEP_PERIOD_CASED}
+    | KEEP_PERIOD_BEFORE_DIGIT
+    | frozenset(["ark", "az", "del", "ed", "ill", "la", "mass", "mdr", "miss", "mlles", "mm", "mmes", "ore", "pa", "pte", "ptes", "pty", "ptys", "sat", "sun", "tex", "wash", "fed"])
+)
+
+_ABBREVIATION_LIKE = ABBREVIATIONS | _MEASURED_WORDS
+
+_FILE_EXTENSIONS = frozenset(
+    ["bat", "bmp", "bz2", "c", "class", "cgi", "cpp", "dll", "doc", "docx", "exe", "gif", "gz", "h", "htm", "html", "jar", "java", "jpeg", "jpg", "mov", "mp3", "mp4", "mpg", "pdf", "php", "pl", "png", "ppt", "ps", "py", "sql", "tar", "txt", "wav", "x", "xml", "zip", "3gp", "wmv", "wma", "avi", "flv", "com", "net", "org", "edu"]
+)
+_ALL_DROPPED = re.compile(r"[`\"'.,;:\-]+\Z")
+
+_OPEN = {'"': None, "(": "-lrb-", "[": "-lsb-", "{": "-lcb-", "\u201c": None, "`": None}
+_CLOSE = {'"': None, ")": "-rrb-", "]": "-rsb-", "}": "-rcb-", "\u201d": None}
+_QUOTE_CLOSE_SINGLE = {"'", "\u2019"}
+_DASHES = "-\u2013\u2014"
+
+# Letters whose lower case Java and Python agree on: Unicode letters (L*), except the few with
+# special or context-dependent lower-casing (dotted I, capital sigma) and titlecase digraphs.
+_ODD_LETTERS = frozenset("\u0130\u03a3\u01c4\u01c5\u01c6\u01c7\u01c8\u01c9\u01ca\u01cb\u01cc\u01f1\u01f2\u01f3")
+
+
+def _is_letter(c: str) -> bool:
+    if c.isascii():
+        return c.isalpha()
+    return unicodedata.category(c) in ("Lu", "Ll", "Lo") and c not in _ODD_LETTERS and len(c.lower()) == 1
+
+
+def _is_alnum(c: str) -> bool:
+    return (c.isascii() and c.isdigit()) or _is_letter(c)
+
+
+_WHOLE_APOSTROPHE_WORDS = frozenset(["o'clock"])
+_CLITICS = ("'s", "'re", "'ve", "'ll", "'d", "'m")
+_APOSTROPHE_WORDS = ("em", "tis", "twas", "cause", "til", "n")
+_NUMBER = re.compile(r"[0-9]+(?:[.:,][0-9]+)*\Z")
+_ACRONYM = re.compile(r"[a-z](?:\.[a-z])+\Z")
+_TAG = re.compile(r"<[a-z]+>\Z")
+# a number with separators, then letters: "6:40pm" is "6:40" "pm" (while "5pm" is one word)
+_NUMBER_THEN_LETTERS = re.compile(r"([0-9]+(?:[.:,][0-9]+)+)([a-z]+)\Z")
+# "black'blue", "it'sx": the lexer splits at the apostrophe, except after the words and before
+# the starts below, which its apostrophe-word rules keep whole ("ma'am", "o'brien", "'em", "'til")
+_APOSTROPHE_SPLIT = re.compile(r"[a-z]{2,}(?:'[a-z]+)+\Z")
+_APOSTROPHE_KEEPERS = ("em", "til", "cause", "tw", "n", "t")
+_APOSTROPHE_WORD_STEMS = frozenset(["nor", "ev", "li", "nat", "cont", "cap", "somethin", "ol", "dunkin"])
+
+
+def _word_tokens(word: str, out: list[str]) -> bool:
+    """Tokens of a core without symbols: letters/digits joined by - _ / or internal periods."""
+    low = word.lower()
+    if not low:
+        return True
+    if low in SPLIT_WORDS:
+        out.extend(SPLIT_WORDS[low])
+        return True
+    # the split words split only as whole tokens ("gonnax", "x-cannot", "advertising" stay whole)
+    if _NUMBER.match(low):
+        out.append(low)
+        return True
+    if _ACRONYM.match(low):
+        out.append(low)
+        return True
+    m = _NUMBER_THEN_LETTERS.match(low)
+    if m is not None:
+        out.append(m.group(1))
+        return _word_tokens(m.group(2), out)
+    # runs of alnum joined by single - _ /; or letter runs joined by periods (one token)
+    parts = re.split(r"([-_/.])", low)
+    if any(p == "" for p in parts):
+        return False  # doubled or edge joiner: not a shape measured here
+    seps = set(parts[1::2])
+    runs = parts[0::2]
+    if not all(all(_is_alnum(c) for c in r) for r in runs):
+        return False
+    # letters only around periods ("pole.a", "blanket.cake"); digits there split in odd ways
+    if "." in seps and (seps != {"."} or not all(all(_is_letter(c) for c in r) for r in runs)):
+        return False
+    if "." in seps and (runs[0] == "www" or runs[-1] in ("com", "net", "org", "edu")):
+        return False  # URLs: the lexer's URL rules were not measured
+    out.append(low)
+    return True
+
+
+def _apostrophe_split(word: str, out: list[str]) -> bool:
+    """Letters joined by apostrophes ("black'blue"): the words, the quotes being dropped, or
+    False where one of the lexer's apostrophe-word rules may keep a piece whole."""
+    pieces = word.split("'")
+    for left, right in zip(pieces, pieces[1:], strict=False):
+        low_right = right.lower()
+        if left.lower() in _APOSTROPHE_WORD_STEMS or low_right.startswith(_APOSTROPHE_KEEPERS):
+            return False
+        if left[-1] in "aeiouyAEIOUY" and (right[0] in "aeiou" or right[0].isupper()):
+            return False  # "ma'am": a vowel, the apostrophe, a vowel or a capital
+    for k, piece in enumerate(pieces):
+        if k:
+            out.append("'")  # dropped with the punctuation; its direction does not matter
+        if not _word_tokens(piece, out):
+            return False
+    return True
+
+
+def _core_tokens(core: str, out: list[str]) -> bool:
+    """Tokens of the core of a chunk (no openers or closers left); False when unknown."""
+    if not core:
+        return True
+    low = core.lower()
+    if _TAG.match(low):
+        out.append(low)
+        return True
+    # clitics after a letter word: dog's, don't, we're (’ is the lexer's apostrophe too)
+    norm = low.replace("\u2019", "'")
+    for clitic in _CLITICS:
+        if norm.endswith(clitic) and len(norm) > len(clitic):
+            stem = norm[: -len(clitic)]
+            # after letters or digits ("dog's", "70's", "x1's", "70're"); "'70s" keeps its quote
+            if ((stem.isalnum() and stem.isascii()) or _NUMBER.match(stem)) and stem not in SPLIT_WORDS:
+                if not _word_tokens(stem, out):
+                    return False
+                out.append(clitic)
+                return True
+            return False
+    if norm.endswith("n't") and len(norm) > 3:
+        stem = norm[:-3]
+        if stem.isascii() and stem.isalpha() and not stem.endswith("n") and stem not in SPLIT_WORDS:
+            if not _word_tokens(stem, out):
+                return False
+            out.append("n't")
+            return True
+        return False
+    if norm in _WHOLE_APOSTROPHE_WORDS:
+        out.append(norm)
+        return True
+    if norm in _CLITICS:
+        out.append(norm)
+        return True
+    if _NUMBER_THEN_LETTERS.match(low):
+        return _word_tokens(core, out)
+    if _APOSTROPHE_SPLIT.match(norm):
+        return _apostrophe_split(core.replace("\u2019", "'"), out)
+    if "'" in norm or '"' in norm:
+        return False
+    # symbols the lexer always splits off; a split between two lower-case-only letter runs for &
+    for sym in ("=", ";", "%", "&", "$", "#", "+", ",", ":"):
+        if sym in low:
+            pieces = core.split(sym)
+            if sym == "&" and not all(p == "" or p.islower() or p.isdigit() for p in pieces):
+                return False  # AT&T, S&P: the lexer keeps some upper-case ones whole
+            if sym == "#" and any(p[:1].isalpha() for p in pieces[1:]):
+                return False  # hashtags
+            if sym == "$" and any(p[-1:].isalpha() for p in pieces[:-1]):
+                return False  # US$ and other currency prefixes
+            if sym == "+" and "++" in low:
+                return False  # c++
+            if sym in ",:" and _NUMBER.match(low.replace(",", "0").replace(":", "0")) is None:
+                # between letters a comma or colon splits; next to digits it is a number (or odd)
+                if any(p[:1].isdigit() for p in pieces[1:]) or any(p[-1:].isdigit() for p in pieces[:-1]):
+                    return False
+            elif sym in ",:":
+                break  # a number: handled by the word rule below
+            for k, p in enumerate(pieces):
+                if k:
+                    out.append(sym)
+                if not _core_tokens(p, out):
+                    return False
+            return True
+    return _word_tokens(core, out)
+
+
+def _punct_run_tokens(run: str, out: list[str]) -> bool:
+    """Tokens of a run of . , ; : ! ? (after a word, or standing alone)."""
+    i = 0
+    while i < len(run):
+        c = run[i]
+        if c in "!?":
+            j = i
+            while j < len(run) and run[j] in "!?":
+                j += 1
+            out.append(run[i:j])
+            i = j
+        elif c == ".":
+            j = i
+            while j < len(run) and run[j] == ".":
+                j += 1
+            n = j - i
+            if n == 2:
+                out.extend([".", "."])
+            elif n >= 3 and j < len(run) and run[j] == ".":
+                return False
+            else:
+                out.append("..." if n >= 3 else ".")
+            i = j
+        elif c in ",;:":
+            out.append(c)
+            i += 1
+        else:
+            return False
+    return True
+
+
+# After a single letter ("l."), the lexer splits the period off only when one of these words
+# follows, Capitalised or in capitals (measured with the jar over the 8,259 words of the real
+# captions, on the same line and at the start of the next).
+SENTENCE_STARTERS = frozenset(
+    ["a", "about", "according", "after", "an", "as", "at", "but", "he", "her", "here", "if", "in", "it", "last", "many", "more", "now", "once", "one", "other", "she", "since", "so", "some", "such", "that", "the", "their", "then", "there", "these", "they", "this", "we", "what", "when", "while", "yet", "you"]
+)
+
+
+def _period_kept(word: str, following: str | None) -> bool | None:
+    """Whether "word." keeps its period, given the text after it (blanks, at most one line end,
+    then the next line; None: end of file); None when this was not measured."""
+    low = word.lower()
+    if _ACRONYM.match(low):
+        return True
+    if "." in word:
+        # "blanket.cake." splits its period; "ph.d." and file names ("x.jpg.") were not measured
+        segments = low.split(".")
+        if all(len(x) >= 2 for x in segments) and segments[-1] not in _FILE_EXTENSIONS and low not in _ABBREVIATION_LIKE:
+            return False
+        return None
+    if len(word) == 1:
+        if not word.isascii() or not word.isalpha():
+            return None
+        if following is None:
+            return True
+        nxt = following.lstrip(" \t\n")
+        if not nxt:
+            return None  # an empty next line: the lexer looks further ahead than this module sees
+        m = re.match(r"([A-Za-z]+)(.?)", nxt)
+        if m is None:
+            # a digit, a quote, a bracket, nothing; a tag (<unk>) or other letters: not measured
+            return None if nxt[:1].isalpha() or nxt[:1] == "<" else True
+        w, after = m.group(1), m.group(2)
+        if after not in ("", " ", "\t", "\n") or w not in (w.lower(), w.capitalize(), w.upper()):
+            return None  # "Mr." and the like after the letter were not measured
+        return w.lower() not in SENTENCE_STARTERS or w == w.lower()
+    cases = (low, low[:1].upper() + low[1:], low.upper())
+    if word not in cases:
+        return None if low in _MEASURED_WORDS else False
+    if low in KEEP_PERIOD_ANY_CASE or word in KEEP_PERIOD_CASED:
+        return True
+    if low in KEEP_PERIOD_BEFORE_DIGIT:
+        if following is None:
+            return False
+        nxt = following.lstrip(" \t\n")
+        return nxt[:1].isascii() and nxt[:1].isdigit()
+    return False
+
+
+def _period_before_closer(word: str) -> bool | None:
+    """Whether "word." keeps its period when a closing quote or bracket follows at once (the
+    lexer's sentence-end look-ahead needs a blank there, so only the word matters)."""
+    low = word.lower()
+    if (len(word) == 1 and word.isascii() and word.isalpha()) or _ACRONYM.match(low):
+        return True
+    if low in KEEP_PERIOD_ANY_CASE:
+        return True
+    if low in KEEP_PERIOD_BEFORE_DIGIT:
+        return False
+    if low in _MEASURED_WORDS or "." in word or word.startswith("-"):
+        return None
+    bare = word.replace("-", "")
+    if (bare.isalpha() and all(_is_letter(x) for x in bare)) or _NUMBER.match(word):
+        return False
+    return None
+
+
+def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
+    """The lower-cased PTB tokens of one chunk, before the punctuation drop; None when the chunk
+    is not a recognised shape. `following`: the text after the chunk on its line, then a line
+    end and the next line (None: the chunk ends the file)."""
+    if chunk in PUNCTUATIONS or chunk in ("--", "...", "&", "$", "#", "%", "=", "+", "/", "_"):
+        return [chunk]
+    if _ALL_DROPPED.match(chunk):
+        return []  # quotes, commas, periods and hyphens only: every token is in the drop list
+    if all(c in _DASHES for c in chunk):
+        return ["--"] if len(chunk) > 1 or chunk != "-" else ["-"]
+    out: list[str] = []
+    s = chunk
+    # openers
+    while s:
+        c = s[0]
+        if c in _OPEN and len(s) > 1:
+            if c == "`" and s[:2] == "``":
+                s = s[2:]
+                continue
+            tok = _OPEN[c]
+            if tok is not None:
+                out.append(tok)
+            s = s[1:]
+        elif c == "\u2018" and len(s) > 1 and _is_letter(s[1]):
+            s = s[1:]
+        elif c == "'" and len(s) > 1 and s[1].isascii() and s[1].isalpha():
+            rest = s[1:].lower()
+            word = re.match(r"[a-z]+", rest).group(0)  # type: ignore[union-attr]
+            if word in ("s", "m", "d", "re", "ve", "ll"):
+                break  # a clitic: the core rule takes it
+            if any(word.startswith(a) for a in _APOSTROPHE_WORDS):
+                return None
+            s = s[1:]
+        elif c in ".,;:!?" and len(s) > 1:
+            # leading marks ("?travel", "..dog"): split off before a letter; before a digit only
+            # ! and ?, since ".5" ",5" ":5" are numbers
+            j = 0
+            while j < len(s) and s[j] in ".,;:!?":
+                j += 1
+            if j == len(s) or not (_is_letter(s[j]) or (s[j].isascii() and s[j].isdigit() and s[j - 1] in "!?")):
+                return None
+            if not _punct_run_tokens(s[:j], out):
+                return None
+            s = s[j:]
+        elif c in _DASHES and len(s) > 1:
+            j = 0
+            while j < len(s) and s[j] in _DASHES:
+                j += 1
+            if j == len(s) or not _is_letter(s[j]):
+                return None
+            out.append("-" if s[:j] == "-" else "--")
+            s = s[j:]
+        else:
+            break
+    # closers, collected from the end
+    tail: list[str] = []
+    while s:
+        c = s[-1]
+        if c in _CLOSE and len(s) > 1:
+            tok = _CLOSE[c]
+            tail.append(tok if tok is not None else "''")
+            s = s[:-1]
+        elif c == "/" and len(s) > 1 and _is_alnum(s[-2]):
+            tail.append("/")
+            s = s[:-1]
+        elif s.endswith("``") and len(s) > 2 and _is_letter(s[-3]):
+            tail.append("``")
+            s = s[:-2]
+        elif c in _QUOTE_CLOSE_SINGLE and len(s) > 2 and s[-2] in "!?":
+            tail.append("'")
+            s = s[:-1]
+        elif c in _QUOTE_CLOSE_SINGLE and len(s) == 2 and s[0].isascii() and s[0].isalpha():
+            # one letter and an apostrophe: "l'" "d'" "j'" are words to the lexer, "o'" "x'" split
+            if s[0] in "lLdDjJ":
+                if c != "'":
+                    return None
+                out.append(s.lower())
+                out.extend(reversed(tail))
+                return out
+            tail.append("'")
+            s = s[:-1]
+        elif c in _QUOTE_CLOSE_SINGLE and len(s) > 2 and _is_letter(s[-2]):
+            stem = re.search(r"[^\W\d_]+\Z", s[:-1])
+            if stem is None or stem.group(0).lower() in ("somethin", "ol", "dunkin"):
+                return None
+            if len(stem.group(0)) < 2 and not re.fullmatch(r"[A-Za-z0-9]+-?[A-Za-z]", s[:-1]):
+                return None  # "x-o'" and "5l'" split; other one-letter endings were not measured
+            if s[:-1].lower().endswith("n") and "'" in s[:-1]:
+                return None
+            tail.append("'")
+            s = s[:-1]
+        elif c in ".,;:!?":
+            j = len(s)
+            while j > 0 and s[j - 1] in ".,;:!?":
+                j -= 1
+            run = s[j:]
+            s = s[:j]
+            if not s:
+                return None  # a chunk of punctuation and quotes only: not measured
+            if run[0] == "." and run != "." and ("." in s or len(s) == 1 or s.lower() in _ABBREVIATION_LIKE):
+                return None  # "ph.d...", "st...", "i..": the lexer may take a period into the word
+            if run[0] == "." and not run.startswith(".."):
+                # a period right after the core: context decides on abbreviations
+                if run == "." and not _is_alnum(s[-1]):
+                    sub = ["."]  # after a closing quote or bracket ('way".'): always split off
+                elif run == ".":
+                    # the period follows the core's last token ("a&b." is "a" "&" "b."): that
+                    # token decides, as the lexer matches an abbreviation from a token's start
+                    toks: list[str] = []
+                    if not _core_tokens(s, toks) or not toks:
+                        return None
+                    last = s[-len(toks[-1]):]
+                    if last.lower() != toks[-1]:
+                        return None
+                    kept = _period_before_closer(last) if tail else _period_kept(last, following)
+                    if kept is None:
+                        if not last.replace("-", "").isalpha() or not all(_is_letter(x) for x in last.replace("-", "")):
+                            # digits, symbols: the period splits (measured for numbers and words)
+                            if not _NUMBER.match(last) and not re.fullmatch(r"[a-z0-9]+", last.lower()):
+                                return None
+                        else:
+                            return None
+                    if kept:
+                        out.extend(toks[:-1])
+                        out.append(toks[-1] + ".")
+                        out.extend(reversed(tail))
+                        return out
+                    sub = ["."]
+                elif run[1] in ",;" and s.isascii() and s.isalpha() and len(s) > 1:
+                    # "dog.," keeps the period on the word; not measured after abbreviations
+                    if s.lower() in _MEASURED_WORDS:
+                        return None
+                    sub = []
+                    if not _punct_run_tokens(run[1:], sub):
+                        return None
+                    out.append(s.lower() + ".")
+                    out.extend(reversed(tail))
+                    out.extend(reversed(sub))
+                    return out
+                else:
+                    sub = []
+                    if not _punct_run_tokens(run, sub):
+                        return None
+            else:
+                sub = []
+                if not _punct_run_tokens(run, sub):
+                    return None
+            tail.extend(reversed(sub))
+        else:
+            break
+    if not s or not _core_tokens(s, out):
+        return None
+    out.extend(reversed(tail))
+    return out
+
+
+_NUMBER_PAIR = re.compile(
+    r"(?<![0-9])[0-9]{1,4}[ \t\u00a0-][0-9]{1,4}/"  # 1 1/2
+    r"|[0-9]{2,4}[ \t\u00a0-]+[0-9]{3,4}[ \t\u00a0-]+[0-9]"  # 12 345 678 (phone numbers)
+    r"|\([0-9]+\)"
+)
+_ALLOWED_SPECIAL = frozenset("\u2018\u2019\u201c\u201d\u2013\u2014")
+
+
+def extended_tokenize(caption: str, next_line: str | None) -> str | None:
+    """The punctuation-stripped PTB tokens of one (line-break-free) caption, or None when a chunk
+    is not a recognised shape. `next_line`: the line after it in the jar's input (None: end)."""
+    for c in caption:
+        if c in _ALLOWED_SPECIAL or c == " " or c == "\t":
+            continue
+        if not c.isprintable() or unicodedata.category(c) in ("Mn", "Me", "Cf", "Co", "Cs", "So", "Zs"):
+            return None
+    spans = [m.span() for m in re.finditer(r"[^ \t]+", caption)]
+    # numbers on both sides of a blank can be one token to the lexer (phone numbers, "5 1/2")
+    if _NUMBER_PAIR.search(caption):
+        return None
+    tokens: list[str] = []
+    for a, b in spans:
+        rest = caption[b:]
+        following = rest + "\n" + next_line if next_line is not None else (rest if rest.strip() else None)
+        toks = chunk_tokens(caption[a:b], following)
+        if toks is None:
+            return None
+        tokens.extend(toks)
+    return " ".join(t for t in tokens if t not in PUNCTUATIONS)

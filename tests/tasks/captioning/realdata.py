@@ -1,0 +1,36 @@
+"""The real caption sets of ../shared/realdata (see its README): loaders for the regression tests,
+which skip cleanly when the folder is absent."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+REALDATA = Path(os.environ.get("VLBENCH_REALDATA", Path(__file__).resolve().parents[4] / "shared" / "realdata"))
+DERIVED = REALDATA / "derived"
+SETS = "ABCDE"
+
+
+def available() -> bool:
+    return all((DERIVED / f"{s}_{kind}.json").is_file() for s in SETS for kind in ("cands", "refs"))
+
+
+def load_set(name: str) -> tuple[Path, Path, list[dict], dict]:
+    """(candidates path, references path, candidate records, reference document) of set A-E."""
+    cands_path, refs_path = DERIVED / f"{name}_cands.json", DERIVED / f"{name}_refs.json"
+    return cands_path, refs_path, json.loads(cands_path.read_text()), json.loads(refs_path.read_text())
+
+
+def pycoco_files(name: str) -> tuple[list[str], list[str]]:
+    """The candidate and reference captions in the order pycocoevalcap writes them to the
+    tokenizer (images in the references' order, each image's annotations in file order)."""
+    _, _, cands, refs = load_set(name)
+    order = [img["id"] for img in refs["images"]]
+    present = {c["image_id"] for c in cands}
+    by_img: dict[object, list[str]] = {}
+    for a in refs["annotations"]:
+        by_img.setdefault(a["image_id"], []).append(a["caption"])
+    cand_of = {c["image_id"]: c["caption"] for c in cands}
+    ids = [i for i in order if i in present]
+    return [cand_of[i] for i in ids], [r for i in ids for r in by_img.get(i, [])]
