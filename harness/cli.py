@@ -101,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("benchmark")
     p.add_argument("--source", required=True, help="local path, or a Hugging Face hub dataset id")
     p.add_argument("--data-dir", help="where to write (default: $VLBENCH_DATA or ~/.cache/vlbench)")
+    p.add_argument("--force", action="store_true",
+                   help="prepare from a source that differs from the benchmark's (recorded in the ground truth)")
     for plugin in cli_plugins():
         plugin.add_cli(sub, {"leaderboard": lsub, "data": dsub})
     return parser
@@ -302,7 +304,7 @@ def cmd_data(args: argparse.Namespace) -> int:
         reg = registry()
         benchmark = reg.benchmark(args.benchmark)
         data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-        written = reg.task_of(benchmark).prepare(benchmark, args.source, data_dir)
+        written = reg.task_of(benchmark).prepare(benchmark, args.source, data_dir, force=args.force)
         for path in written:
             print(f"wrote {path}")
         return EXIT_OK
@@ -348,5 +350,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"error: {type(exc).__name__}: {exc}\n  (run with --debug for the traceback)", file=sys.stderr)
         return EXIT_USAGE
-
-

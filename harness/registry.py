@@ -276,13 +276,56 @@ class TaskType(abc.ABC):
         """A valid chance-level `predictions` document (the floor submissions in submissions/)."""
         raise NotImplementedError(f"{self.name} has no random baseline")
 
-    def prepare(self, benchmark: Benchmark, source: str, data_dir: Path) -> list[Path]:
-        """Build the benchmark's DATA_DIR ground-truth files from official sources."""
+    def prepare(self, benchmark: Benchmark, source: str, data_dir: Path, force: bool = False) -> list[Path]:
+        """Build the benchmark's DATA_DIR ground-truth files from official sources. A source that
+        is not what the benchmark is defined on is refused (`check_source`) unless `force`."""
         raise UsageError(f"benchmark {benchmark.id} has no prepare step")
 
     def schema_path(self) -> Path:
         module = importlib.import_module(type(self).__module__)
         return Path(module.__file__).parent / self.prediction_schema
+
+
+@dataclass(frozen=True)
+class SourceMismatch:
+    """One way a `prepare` source differs from what its benchmark is defined on."""
+
+    what: str  # e.g. "images in split 'test'"
+    expected: str
+    found: str
+
+    def __str__(self) -> str:
+        return f"{self.what}: expected {self.expected}, found {self.found}"
+
+
+def check_source(
+    benchmark: Benchmark | str, source: str, mismatches: list[SourceMismatch], force: bool, expected_source: str
+) -> dict[str, Any] | None:
+    """Refuse a source that is not the benchmark's (every difference listed), or, with `force`,
+    return the record of the deviation that `prepare` stores in the ground truth's metadata.
+
+    None when the source is as expected (the ground truth then carries no such record, so files
+    prepared from the right source are byte-identical whether or not `--force` was given)."""
+    if not mismatches:
+        return None
+    benchmark_id = benchmark if isinstance(benchmark, str) else benchmark.id
+    listed = "\n".join(f"  - {m}" for m in mismatches)
+    if not force:
+        raise UsageError(
+            f"--source {source} is not the source of {benchmark_id} (expected {expected_source}):\n{listed}\n"
+            "  hint: give the official files; --force prepares from this source anyway and records "
+            "the differences in the ground truth's metadata (its scores are then not comparable)"
+        )
+    import sys
+
+    print(f"warning: --force: preparing {benchmark_id} from a source that differs from {expected_source}:\n{listed}",
+          file=sys.stderr)
+    return {
+        "forced": True,
+        "source": str(source),
+        "expected": expected_source,
+        "deviations": [{"what": m.what, "expected": m.expected, "found": m.found} for m in mismatches],
+    }
 
 
 @dataclass(frozen=True)
