@@ -120,7 +120,7 @@ def main() -> None:
         write_tree(tmp / "tree", args.images, rng)
         benchmark = registry().benchmark(BENCH)
         t0 = time.perf_counter()
-        (gt_path,) = TASK.prepare(benchmark, str(tmp / "tree"), tmp / "data")
+        (gt_path,) = TASK.prepare(benchmark, str(tmp / "tree"), tmp / "data", force=True)
         t_prepare = time.perf_counter() - t0
         gt = load_ground_truth_file(gt_path)
         sizes = {i: (int(gt.width[k]), int(gt.height[k])) for k, i in enumerate(gt.image_ids)}

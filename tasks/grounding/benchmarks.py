@@ -46,10 +46,24 @@ METRICS = _metrics(TYPES)
 MINI_TYPES: tuple[str, ...] = tuple(dict.fromkeys(ENTITY_TYPES.values()))
 
 
-def _options(split: str, types: tuple[str, ...] = TYPES) -> dict:
-    # box_tolerance: pixels a box may extend past the image before it is rejected.
+def _options(split: str, types: tuple[str, ...] = TYPES, source: dict | None = None) -> dict:
+    # box_tolerance: pixels a box may extend past the image before it is counted as outside
+    # (scored unclipped either way; the count is a warning).
     # entity_types: the per-type columns, in order.
-    return {"split": split, "iou_threshold": 0.5, "box_tolerance": 1.0, "entity_types": types}
+    # source: what `prepare` must find in the official release (else refused without --force).
+    options = {"split": split, "iou_threshold": 0.5, "box_tolerance": 1.0, "entity_types": types}
+    if source is not None:
+        options["source"] = source
+    return options
+
+
+# The official release (BryanPlummer/flickr30k_entities, annotations.zip "Version 1.0" and the
+# split files): counts as MDETR's evaluator reports them, and the sha256 of the split's image ids
+# sorted numerically and joined by "\n" (independent of the split file's line endings).
+TEST_SOURCE = {"images": 1000, "sentences": 4969, "phrases": 14481,
+               "ids_sha256": "4f475d558a807c8ec7742b15cea64783473b762a6ef95af2272e652f396dfb05"}
+VAL_SOURCE = {"images": 1000, "sentences": 4986, "phrases": 14433,
+              "ids_sha256": "7be77fa12048e0708f50dbf9c1c6410425843ec5adbb99f3a336599a25e90ef5"}
 
 
 FLICKR30K_ENTITIES_TEST = Benchmark(
@@ -65,7 +79,7 @@ FLICKR30K_ENTITIES_TEST = Benchmark(
     license=LICENSE,
     homepage=HOMEPAGE,
     source_hint=SOURCE_HINT,
-    options=_options("test"),
+    options=_options("test", source=TEST_SOURCE),
 )
 
 FLICKR30K_ENTITIES_VAL = Benchmark(
@@ -80,7 +94,7 @@ FLICKR30K_ENTITIES_VAL = Benchmark(
     license=LICENSE,
     homepage=HOMEPAGE,
     source_hint=SOURCE_HINT,
-    options=_options("val"),
+    options=_options("val", source=VAL_SOURCE),
 )
 
 MINI_GROUNDING = Benchmark(

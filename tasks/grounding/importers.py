@@ -1,4 +1,4 @@
-"""Import MDETR / GLIP evaluator inputs into vlbench's grounding predictions.
+"""Read MDETR / GLIP evaluator inputs: score them directly, or convert them to a submission.
 
 MDETR's `Flickr30kEntitiesRecallEvaluator.evaluate` (copied unchanged by GLIP, FIBER, Kosmos-2 and
 Ferret) takes a list with one record per sentence:
@@ -7,8 +7,11 @@ where entry i belongs to the i-th *gradable* phrase of the sentence (phrases who
 box, in sentence order). vlbench keys phrases explicitly by their first word index, so the
 positional lists are mapped through the ground truth here, once, with every mismatch reported.
 
+`vlbench score PREDS.json --benchmark ID --format mdetr|glip` scores such a file as it is
+(`GroundingTask.check_foreign`); `vlbench import grounding` writes it out as a submission.
+
 Command line (writes an envelope file):
-  python -m tasks.grounding.importers PREDICTIONS.json --benchmark flickr30k-entities-test \
+  python -m vlbench.tasks.grounding.importers PREDICTIONS.json --benchmark flickr30k-entities-test \\
       --method "MDETR R101" --out submission.json [--format mdetr|glip] [--data-dir DIR]
 """
 
@@ -16,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +29,12 @@ from vlbench.errors import InvalidSubmission, IssueList, UsageError, VlbenchErro
 from vlbench.jsonio import load_submission_file
 from vlbench.registry import locate_ground_truth, registry
 from vlbench.tasks.grounding.loaders import GroundTruth
+
+# GLIP's evaluator (maskrcnn_benchmark/data/datasets/evaluation/flickr/flickr_eval.py) is a copy of
+# MDETR's and takes the same records.
+FORMAT_NAMES: tuple[str, ...] = ("mdetr", "glip")
+
+_RECORD_HINT = "each record is {\"image_id\", \"sentence_id\", \"boxes\"}"
 
 
 def _as_id(value: Any) -> str | None:
@@ -34,53 +45,88 @@ def _as_id(value: Any) -> str | None:
     return None
 
 
-def from_mdetr(records: Any, gt: GroundTruth, issues: IssueList | None = None) -> dict[str, Any]:
-    """MDETR-style per-sentence records -> vlbench predictions; raises InvalidSubmission.
+@dataclass
+class Records:
+    """MDETR-style records mapped onto ground-truth phrase rows, in record order."""
 
-    Optional per-record `"scores"` (one list per phrase, parallel to `boxes`) is carried over.
-    Records for sentences without a gradable phrase are ignored, as MDETR ignores them.
+    rows: list[int] = field(default_factory=list)  # phrase row of each phrase list
+    box_lists: list[Any] = field(default_factory=list)  # that phrase's boxes, as given
+    keys: list[tuple[str | int, ...]] = field(default_factory=list)  # JSON pointer parts of it
+    first_words: list[str] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)
+    sentences: list[str] = field(default_factory=list)
+    # That phrase's `scores` (one per box), or None when the record has none or they are unusable.
+    scores: list[list | None] = field(default_factory=list)
+    repeated: int = 0  # records repeating an earlier one exactly (ignored, as MDETR)
+    ignored: int = 0  # records of sentences without a gradable phrase (ignored, as MDETR)
+    bad_scores: int = 0  # phrases whose scores are not one finite number per box (ignored)
+
+    def notes(self) -> list[str]:
+        """What was tolerated, as MDETR tolerates it, for the result's warnings."""
+        out = []
+        if self.repeated:
+            out.append(f"{self.repeated:,} records repeat an earlier record of the same sentence "
+                       "exactly; the first was kept, as MDETR keeps it")
+        if self.bad_scores:
+            out.append(f"{self.bad_scores:,} phrases have scores that are not one finite number "
+                       "per box; those scores were ignored (MDETR ignores scores, the box order is "
+                       "the ranking)")
+        return out
+
+
+def read_records(records: Any, gt: GroundTruth, issues: IssueList) -> Records:
+    """Map records onto phrase rows; every mismatch is added to `issues`.
+
+    As MDETR: records for sentences without a gradable phrase are ignored, and of two records
+    for one sentence the first is kept. MDETR keeps it silently even when the two differ; here
+    only an exact repeat (what distributed evaluation's padding produces) is tolerated, and a
+    differing one is refused, since which of the two was meant cannot be known.
     """
-    own = issues is None
-    issues = IssueList() if issues is None else issues
-    out: dict[str, Any] = {}
+    out = Records()
     if type(records) is not list:
         issues.add("mdetr.not_a_list", "", "MDETR-style predictions are a JSON list of records",
                    "one {\"image_id\", \"sentence_id\", \"boxes\"} object per sentence")
-        records = []
+        return out
     seen: dict[tuple[str, str], int] = {}
+    lookup, image_index, n_sentences = gt.lookup, gt.image_index, gt.n_sentences
     for i, rec in enumerate(records):
         if type(rec) is not dict:
-            issues.add("mdetr.record", pointer(i), "a record is not an object",
-                       "each record is {\"image_id\", \"sentence_id\", \"boxes\"}")
+            issues.add("mdetr.record", pointer(i), "a record is not an object", _RECORD_HINT)
             continue
         image = _as_id(rec.get("image_id"))
         sentence = _as_id(rec.get("sentence_id"))
         boxes = rec.get("boxes")
-        scores = rec.get("scores")
         if image is None or sentence is None or type(boxes) is not list:
             issues.add("mdetr.record", pointer(i),
                        "a record needs integer image_id and sentence_id and a boxes list",
-                       "each record is {\"image_id\", \"sentence_id\", \"boxes\"}")
+                       _RECORD_HINT)
             continue
-        if image not in gt.lookup:
+        sentences = lookup.get(image)
+        if sentences is None:
             issues.add("unknown_image", pointer(i, "image_id"),
                        f"image {image} is not in the {gt.split} split",
                        "predict the images of the benchmark's split file")
             continue
-        if (image, sentence) in seen:
-            issues.add("duplicate_sentence", pointer(i),
-                       f"image {image} sentence {sentence} already has a record "
-                       f"(record {seen[(image, sentence)]})",
-                       "give one record per sentence (MDETR silently keeps the first)")
+        first = seen.get((image, sentence))
+        if first is not None:
+            if records[first].get("boxes") == boxes:
+                out.repeated += 1
+            else:
+                issues.add("duplicate_sentence", pointer(i),
+                           f"image {image} sentence {sentence} already has a different record "
+                           f"(record {first})",
+                           "give one record per sentence (MDETR silently keeps the first)")
             continue
         seen[(image, sentence)] = i
-        phrases = gt.lookup[image].get(sentence)
+        phrases = sentences.get(sentence)
         if phrases is None:
-            if int(sentence) >= gt.n_sentences[gt.image_index[image]]:
+            if int(sentence) >= n_sentences[image_index[image]]:
                 issues.add("unknown_sentence", pointer(i, "sentence_id"),
                            f"image {image} has no sentence {sentence}",
                            "sentence ids are 0-based caption line numbers")
-            continue  # a sentence with no gradable phrase: ignored, as MDETR does
+            else:
+                out.ignored += 1
+            continue
         if len(boxes) != len(phrases):
             issues.add("phrase_count", pointer(i, "boxes"),
                        f"{len(boxes)} phrase box lists for image {image} sentence {sentence}, "
@@ -88,26 +134,76 @@ def from_mdetr(records: Any, gt: GroundTruth, issues: IssueList | None = None) -
                        "give one list per phrase whose chain has a box, in sentence order "
                        "(MDETR's tokens_positive_eval)")
             continue
+        # A sentence's phrase rows are consecutive and in sentence order (the ground truth is
+        # built phrase by phrase), so list j belongs to row start + j.
+        start = min(phrases.values())
+        scores = rec.get("scores")
         if scores is not None and (type(scores) is not list or len(scores) != len(boxes)):
-            issues.add("mdetr.scores", pointer(i, "scores"),
-                       "scores must be a list with one score list per phrase",
-                       "drop scores, or align them with boxes")
+            out.bad_scores += len(boxes)
             scores = None
-        target = out.setdefault(image, {}).setdefault(sentence, {})
-        # Sentence order = increasing first word index (the GT file's keys are sorted as text).
-        ordered = sorted(phrases.items(), key=lambda kv: int(kv[0]))
-        for j, (first_word, row) in enumerate(ordered):
-            entry: dict[str, Any] = {"boxes": boxes[j], "phrase_id": gt.chain_ids[gt.p_chain[row]]}
+        ordered = list(phrases) if len(phrases) == 1 else sorted(phrases, key=phrases.__getitem__)
+        for j, first_word in enumerate(ordered):
+            out.rows.append(start + j)
+            out.box_lists.append(boxes[j])
+            out.keys.append((i, "boxes", j))
+            out.first_words.append(first_word)
+            out.images.append(image)
+            out.sentences.append(sentence)
+            phrase_scores = None
             if scores is not None:
-                entry["scores"] = scores[j]
-            target[first_word] = entry
-    if own and issues:
-        raise InvalidSubmission(issues)
+                phrase_scores = scores[j]
+                if not _scores_ok(phrase_scores, boxes[j]):
+                    out.bad_scores += 1
+                    phrase_scores = None
+            out.scores.append(phrase_scores)
     return out
 
 
-# GLIP's evaluator (maskrcnn_benchmark/data/datasets/evaluation/flickr/flickr_eval.py) is a copy of
-# MDETR's and takes the same records.
+def _scores_ok(scores: Any, boxes: Any) -> bool:
+    return (
+        type(scores) is list
+        and type(boxes) is list
+        and len(scores) == len(boxes)
+        and all(type(v) in (int, float) and math.isfinite(v) for v in scores)
+    )
+
+
+def scores_not_sorted(records: Records) -> int:
+    """Phrases whose usable scores are not non-increasing (the box order still ranks)."""
+    return sum(
+        1 for s in records.scores
+        if s is not None and not all(a >= b for a, b in zip(s, s[1:], strict=False))
+    )
+
+
+def from_mdetr(records: Any, gt: GroundTruth, issues: IssueList | None = None) -> dict[str, Any]:
+    """MDETR-style per-sentence records -> vlbench predictions; raises InvalidSubmission when
+    `issues` is not given and there is a problem.
+
+    Usable per-phrase `"scores"` (one per box, parallel to `boxes`) are carried over. Records for
+    sentences without a gradable phrase are ignored, as MDETR ignores them.
+    """
+    own = issues is None
+    issues = IssueList() if issues is None else issues
+    read = read_records(records, gt, issues)
+    if own and issues:
+        raise InvalidSubmission(issues)
+    return to_predictions(read, gt)
+
+
+def to_predictions(read: Records, gt: GroundTruth) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for row, boxes, image, sentence, first_word, scores in zip(
+        read.rows, read.box_lists, read.images, read.sentences, read.first_words, read.scores,
+        strict=True,
+    ):
+        entry: dict[str, Any] = {"boxes": boxes, "phrase_id": gt.p_chain_id[row]}
+        if scores is not None:
+            entry["scores"] = scores
+        out.setdefault(image, {}).setdefault(sentence, {})[first_word] = entry
+    return out
+
+
 from_glip = from_mdetr
 
 FORMATS = {"mdetr": from_mdetr, "glip": from_glip}
@@ -115,7 +211,7 @@ FORMATS = {"mdetr": from_mdetr, "glip": from_glip}
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tasks.grounding.importers",
+        prog="python -m vlbench.tasks.grounding.importers",
         description="Convert MDETR/GLIP-style Flickr30k Entities predictions into a vlbench "
         "submission envelope.",
     )
@@ -137,9 +233,12 @@ def main(argv: list[str] | None = None) -> int:
         loaded = load_submission_file(args.predictions, issues)
         if loaded is None:
             raise InvalidSubmission(issues, args.predictions)
-        predictions = FORMATS[args.format](loaded.data, gt, issues)
+        # The same checks as scoring the file directly, so that problems (and the warnings the
+        # score would give) show here, not only when the written submission is scored.
+        parsed = TASK.check_foreign(args.format, loaded.data, gt, benchmark, issues)
         if issues:
             raise InvalidSubmission(issues, args.predictions)
+        predictions = to_predictions(read_records(loaded.data, gt, IssueList()), gt)
         envelope = {
             "vlbench": 1,
             "benchmark": benchmark.id,
@@ -155,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     except VlbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    for warning in TASK.warnings(parsed, gt, benchmark):
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"wrote {args.out}")
     return 0
 

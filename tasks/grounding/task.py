@@ -2,28 +2,33 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import shutil
 import zipfile
 from array import array
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vlbench.errors import IssueList, UsageError, pointer
+from vlbench.errors import Issue, IssueList, UsageError, pointer
 from vlbench.registry import (
     Benchmark,
     GroundTruthFiles,
     ItemTable,
+    SourceMismatch,
+    Structure,
     TaskScores,
     TaskType,
+    check_source,
     prepare_target,
 )
+from vlbench.tasks.grounding.importers import FORMAT_NAMES, read_records, scores_not_sorted
 from vlbench.tasks.grounding.loaders import (
     TYPES,
     GroundTruth,
@@ -68,16 +73,14 @@ def _numbers_ok(values: Any) -> bool:
 
 @dataclass
 class _Walk:
-    """What `structure_ok` learnt about the last document it accepted: every coordinate as one
-    float64 array and the number of boxes of each entry, in document order. `check` runs right
-    after on the same object and reuses them instead of converting 500k numbers again."""
+    """What `walk_structure` learnt about a document it accepted: every coordinate as one float64
+    array and the number of boxes of each entry, in document order. The harness hands it to
+    `check_structured` with the same document, which reuses it instead of converting 500k numbers
+    again."""
 
     document: Any
     coordinates: np.ndarray  # (4 * total boxes,)
     counts: list[int]
-
-
-_last_walk: list[_Walk | None] = [None]
 
 
 def _coordinates(all_boxes: list[list]) -> np.ndarray | None:
@@ -104,58 +107,62 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _boxes_ok(boxes: Any) -> bool:
-    """`boxes` satisfies the schema's box list (the slow, per-value test)."""
+def _boxes_ok(boxes: Any, limit: int | None = MAX_BOXES) -> bool:
+    """`boxes` satisfies the schema's box list (the slow, per-value test); `limit` None: any
+    number of boxes (other tools' formats have no cap)."""
     return (
         isinstance(boxes, list)
-        and len(boxes) <= MAX_BOXES
+        and (limit is None or len(boxes) <= limit)
         and all(isinstance(b, list) and len(b) == 4 and all(map(_is_number, b)) for b in boxes)
     )
 
 
 def structure_ok(predictions: Any) -> bool:
-    """Conservative mirror of predictions.schema.json: True only if the schema accepts.
+    """Conservative mirror of predictions.schema.json: True only if the schema accepts."""
+    return walk_structure(predictions) is not None
+
+
+def walk_structure(predictions: Any) -> _Walk | None:
+    """`structure_ok`, returning what was learnt (None: the schema may refuse the document).
 
     Type tests use `type(x) is ...` (JSON Schema's number excludes bool) and keys are checked
     as full matches (Python's `$` would also accept a trailing newline; rejecting more is safe).
     Coordinates are checked while converting them all at once, in C (see `_coordinates`).
     """
-    _last_walk[0] = None
     if type(predictions) is not dict:
-        return False
+        return None
     all_boxes: list = []
     counts: list[int] = []
     for image_key, sentences in predictions.items():
         if type(sentences) is not dict or not _digits(image_key, 20):
-            return False
+            return None
         for sentence_key, phrases in sentences.items():
             if type(phrases) is not dict or not _digits(sentence_key, 6):
-                return False
+                return None
             for phrase_key, entry in phrases.items():
                 if type(entry) is not dict or not _digits(phrase_key, 6):
-                    return False
+                    return None
                 if not entry.keys() <= _ENTRY_KEYS:
-                    return False
+                    return None
                 boxes = entry.get("boxes")
                 if type(boxes) is not list or len(boxes) > MAX_BOXES:
-                    return False
+                    return None
                 all_boxes += boxes
                 counts.append(len(boxes))
                 if "scores" in entry:
                     scores = entry["scores"]
                     if type(scores) is not list or len(scores) > MAX_BOXES or not _numbers_ok(scores):
-                        return False
+                        return None
                 if "phrase_id" in entry:
                     pid = entry["phrase_id"]
                     if not _digits(pid, 12):
-                        return False
+                        return None
     if all_boxes and not (set(map(type, all_boxes)) == {list} and set(map(len, all_boxes)) == {4}):
-        return False
+        return None
     coords = _coordinates(all_boxes)
     if coords is None:
-        return False
-    _last_walk[0] = _Walk(predictions, coords, counts)
-    return True
+        return None
+    return _Walk(predictions, coords, counts)
 
 
 def _finite(v: Any) -> bool:
@@ -195,12 +202,28 @@ class Parsed:
     n_entries: int  # gradable phrases with an entry (possibly empty)
     ignored_ungradable: int  # entries for phrases whose chain has no box (ignored, as MDETR)
     scores_not_sorted: int
+    # Phrase rows of every entry, empty ones included (what the submission covers).
+    covered_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    outside: BoxesOutside | None = None
+    # Notes on what was tolerated while reading another tool's format (duplicates, scores).
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BoxesOutside:
+    """Boxes extending past the image by more than the tolerance: scored unclipped, as MDETR
+    scores them (clipping would change the IoU), and reported."""
+
+    count: int
+    entirely: int  # of which no part overlaps the image
+    max_overshoot: float  # pixels, the largest distance past an image edge
 
 
 def parse_predictions(
-    predictions: Any, gt: GroundTruth, benchmark: Benchmark, issues: IssueList
+    predictions: Any, gt: GroundTruth, benchmark: Benchmark, issues: IssueList, walk: _Walk | None = None
 ) -> Parsed:
-    """Layer-2 checks; never raises on schema-invalid input (that part is skipped)."""
+    """Layer-2 checks; never raises on schema-invalid input (that part is skipped). `walk`: what
+    `walk_structure` returned for these predictions, if it accepted them."""
     rows: list[int] = []
     keys: list[tuple[str, str, str]] = []
     box_lists: list[list] = []
@@ -272,9 +295,27 @@ def parse_predictions(
                 rows.append(row)
                 keys.append((image_key, sentence_key, phrase_key))
                 box_lists.append(boxes)
-    walk, _last_walk[0] = _last_walk[0], None
-    if walk is not None and walk.document is predictions and len(walk.counts) == len(box_lists):
-        # Every entry of the accepted document was kept, in the same order: reuse its arrays.
+    reuse = walk is not None and walk.document is predictions and len(walk.counts) == len(box_lists)
+    keys_ptr = [("predictions", *k, "boxes") for k in keys]
+    return assemble(rows, keys_ptr, box_lists, gt, benchmark, issues, ignored, unsorted,
+                    walk if reuse else None)
+
+
+def assemble(
+    rows: list[int],
+    keys: list[tuple[str | int, ...]],
+    box_lists: list[list],
+    gt: GroundTruth,
+    benchmark: Benchmark,
+    issues: IssueList,
+    ignored: int = 0,
+    unsorted: int = 0,
+    walk: _Walk | None = None,
+) -> Parsed:
+    """Flat arrays from one box list per phrase entry (`rows[e]`, JSON pointer parts of the list
+    `keys[e]`), with the box checks. Malformed box lists are skipped (the caller reported them).
+    `walk`, when given, holds the coordinates `structure_ok` already converted, in this order."""
+    if walk is not None:
         counts = np.asarray(walk.counts, dtype=np.int64)
         boxes = walk.coordinates.reshape(-1, 4)
     else:
@@ -284,8 +325,7 @@ def parse_predictions(
             and set(map(len, flat)) == {4}
             and _numbers_ok(chain.from_iterable(flat))
         ):
-            # Malformed boxes (the schema layer reported them): score only well-formed phrases.
-            keep = [i for i, b in enumerate(box_lists) if _boxes_ok(b)]
+            keep = [i for i, b in enumerate(box_lists) if _boxes_ok(b, None)]
             rows = [rows[i] for i in keep]
             keys = [keys[i] for i in keep]
             box_lists = [box_lists[i] for i in keep]
@@ -296,7 +336,7 @@ def parse_predictions(
     rank = np.arange(len(boxes)) - np.repeat(np.cumsum(counts) - counts, counts)
     row_arr = np.asarray(rows, dtype=np.int64)
     phrase = row_arr[entry_of_box]
-    _check_boxes(boxes, phrase, entry_of_box, rank, keys, gt, benchmark, issues)
+    outside = _check_boxes(boxes, phrase, entry_of_box, rank, keys, gt, benchmark, issues)
     nonempty = counts > 0
     return Parsed(
         boxes=boxes,
@@ -307,7 +347,44 @@ def parse_predictions(
         n_entries=len(rows),
         ignored_ungradable=ignored,
         scores_not_sorted=unsorted,
+        covered_rows=row_arr,
+        outside=outside,
     )
+
+
+def parse_mdetr(records: Any, gt: GroundTruth, benchmark: Benchmark, issues: IssueList) -> Parsed:
+    """MDETR/GLIP evaluator records straight to `Parsed`, with the checks the schema and
+    `parse_predictions` make on vlbench's own format (no schema layer: a list of records has
+    none). The number of boxes per phrase is not capped: MDETR gives every phrase all its
+    queries, and the evaluator takes any number."""
+    read = read_records(records, gt, issues)
+    box_lists = read.box_lists
+    walk = None
+    if set(map(type, box_lists)) <= {list}:
+        flat = list(chain.from_iterable(box_lists))
+        if not flat or (set(map(type, flat)) == {list} and set(map(len, flat)) == {4}):
+            coords = _coordinates(flat)
+            if coords is not None:
+                walk = _Walk(records, coords, list(map(len, box_lists)))
+    if walk is None:
+        for key, boxes in zip(read.keys, box_lists, strict=True):
+            _report_box_list(boxes, key, issues)
+    parsed = assemble(read.rows, read.keys, box_lists, gt, benchmark, issues,
+                      ignored=read.ignored, unsorted=scores_not_sorted(read), walk=walk)
+    parsed.notes = read.notes()
+    return parsed
+
+
+def _report_box_list(boxes: Any, key: tuple[str | int, ...], issues: IssueList) -> None:
+    hint = "each phrase gets a ranked list of boxes [[x1, y1, x2, y2], ...], even for one box"
+    if type(boxes) is not list:
+        issues.add("mdetr.boxes", pointer(*key), "a phrase's boxes are not a list", hint)
+        return
+    for k, box in enumerate(boxes):
+        if not (type(box) is list and len(box) == 4 and all(map(_is_number, box))):
+            issues.add("mdetr.boxes", pointer(*key, k), "a box is not a list of four numbers",
+                       hint)
+            return
 
 
 def _unknown_image(image_key: str, gt: GroundTruth, issues: IssueList) -> None:
@@ -350,13 +427,16 @@ def _check_boxes(
     phrase: np.ndarray,
     entry_of_box: np.ndarray,
     rank: np.ndarray,
-    keys: list[tuple[str, str, str]],
+    keys: list[tuple[str | int, ...]],
     gt: GroundTruth,
     benchmark: Benchmark,
     issues: IssueList,
-) -> None:
+) -> BoxesOutside | None:
+    """Refuse non-finite and inverted boxes (MDETR would score them as NaN or odd IoUs) and
+    all-normalised files; count, not refuse, boxes extending past the image: MDETR's own
+    outputs have them (cxcywh from the model, scaled by the image size, never clipped)."""
     if not len(boxes):
-        return
+        return None
     tol = float(benchmark.option("box_tolerance", 1.0))
     x1, y1, x2, y2 = boxes.T
     finite = np.isfinite(boxes).all(axis=1)
@@ -364,11 +444,9 @@ def _check_boxes(
         order_bad = finite & ((x2 <= x1) | (y2 <= y1))
         width = gt.width[gt.p_image[phrase]]
         height = gt.height[gt.p_image[phrase]]
-        outside = (
-            finite
-            & ~order_bad
-            & ((x1 < -tol) | (y1 < -tol) | (x2 > width + tol) | (y2 > height + tol))
-        )
+        good = finite & ~order_bad
+        overshoot = np.maximum.reduce([-x1, -y1, x2 - width, y2 - height])
+        outside = good & (overshoot > tol)
     if finite.all() and np.abs(boxes).max() <= 1.0:
         issues.add(
             "normalised_coordinates",
@@ -378,14 +456,14 @@ def _check_boxes(
             "boxes are in pixels of the original image: multiply x by the image width and y by "
             "its height (<size> in Annotations/<id>.xml)",
         )
-    for m in np.flatnonzero(~finite | order_bad | outside):
-        ptr = pointer("predictions", *keys[entry_of_box[m]], "boxes", int(rank[m]))
+    for m in np.flatnonzero(~good):
+        ptr = pointer(*keys[entry_of_box[m]], int(rank[m]))
         box = [float(v) for v in boxes[m]]
         w, h = float(width[m]), float(height[m])
         if not finite[m]:
             issues.add("non_finite_box", ptr, "a coordinate is not a finite number",
                        "write finite pixel coordinates")
-        elif order_bad[m]:
+        else:
             looks_xywh = box[0] + box[2] <= w + tol and box[1] + box[3] <= h + tol
             issues.add(
                 "box_order",
@@ -395,15 +473,12 @@ def _check_boxes(
                 if looks_xywh
                 else "boxes are [x1, y1, x2, y2] with x1 < x2 and y1 < y2 (no empty boxes)",
             )
-        else:
-            issues.add(
-                "box_outside_image",
-                ptr,
-                f"box {_fmt(box)} lies outside the {w:g}x{h:g} image "
-                f"(tolerance {tol:g} pixel)",
-                "coordinates are pixels of the original image; scale boxes from the model's "
-                "input resolution back to the original size",
-            )
+    n_outside = int(outside.sum())
+    if not n_outside:
+        return None
+    o = np.flatnonzero(outside)
+    disjoint = (x2[o] <= 0) | (y2[o] <= 0) | (x1[o] >= width[o]) | (y1[o] >= height[o])
+    return BoxesOutside(n_outside, int(disjoint.sum()), float(overshoot[o].max()))
 
 
 def _fmt(box: list[float]) -> str:
@@ -415,6 +490,54 @@ def item_columns(types: tuple[str, ...]) -> list[str]:
     cols += [f"type/{t}" for t in types]
     cols += [f"{p}{m}/{t}" for p in PROTOCOLS for m in MEASURES for t in types]
     return cols
+
+
+def parse_warnings(parsed: Parsed) -> list[str]:
+    """What was accepted but deserves a word: boxes past the image, unsorted scores, what was
+    tolerated in another tool's format. (A partial submission is reported by `partial_issues`.)"""
+    warnings = list(parsed.notes)
+    if parsed.outside is not None:
+        o = parsed.outside
+        warnings.append(
+            f"{o.count:,} of {len(parsed.boxes):,} boxes extend past the image (by up to "
+            f"{o.max_overshoot:.1f} px; {o.entirely:,} lie wholly outside it); they are scored "
+            "unclipped, as MDETR's evaluator scores them"
+            + ("; so many suggests coordinates of the model's resized input rather than of the "
+               "original image" if o.count * 2 > len(parsed.boxes) else "")
+        )
+    if parsed.scores_not_sorted:
+        warnings.append(
+            f"{parsed.scores_not_sorted} phrases have scores that are not non-increasing; the "
+            "order of boxes was used as the ranking"
+        )
+    return warnings
+
+
+def coverage(parsed: Parsed, gt: GroundTruth) -> dict[str, int]:
+    """Gradable sentences and phrases with an entry in the submission (an empty box list
+    counts as an entry: it is an explicit miss), out of those in the ground truth."""
+    rows = parsed.covered_rows
+    sentences = len(np.unique(gt.p_image[rows] * (1 + max(gt.n_sentences, default=0))
+                              + gt.p_sentence[rows])) if len(rows) else 0
+    return {"sentences": sentences, "sentences_total": gt.n_sentences_scored,
+            "phrases": len(rows), "phrases_total": gt.n_phrases}
+
+
+def partial_issues(parsed: Parsed, gt: GroundTruth) -> list[Issue]:
+    """A submission that leaves phrases out: scored with them as misses, refused by --strict
+    (MDETR's evaluator raises "Missing predictions" on such a file)."""
+    c = coverage(parsed, gt)
+    missing = c["phrases_total"] - c["phrases"]
+    if not missing:
+        return []
+    return [Issue(
+        "partial_submission",
+        "/predictions",
+        f"the submission covers {c['sentences']:,} of {c['sentences_total']:,} sentences and "
+        f"{c['phrases']:,} of {c['phrases_total']:,} phrases; the {missing:,} phrases left out "
+        "are scored as misses",
+        "predict every gradable phrase of the split (MDETR's evaluator refuses a partial file)",
+    )]
 
 
 def score_parsed(parsed: Parsed, gt: GroundTruth, iou_threshold: float) -> TaskScores:
@@ -448,19 +571,23 @@ def score_parsed(parsed: Parsed, gt: GroundTruth, iou_threshold: float) -> TaskS
     values = np.hstack(blocks).astype(np.float64) if n else np.zeros((0, len(item_columns(gt.types))))
     ids = gt.item_ids
     with_boxes = len(parsed.entry_rows)
+    covered = coverage(parsed, gt)
     extra: dict[str, Any] = {
         "coverage": with_boxes / n if n else None,
         "phrases_missing": n - parsed.n_entries,
         "phrases_with_empty_list": parsed.n_entries - with_boxes,
+        "covered": covered,
         "ignored_ungradable_predictions": parsed.ignored_ungradable,
         "iou_threshold": iou_threshold,
         "type_counts": {t: int(c) for t, c in zip(gt.types, type_counts, strict=True)},
     }
-    if parsed.scores_not_sorted:
-        extra["warnings"] = [
-            f"{parsed.scores_not_sorted} phrases have scores that are not non-increasing; the "
-            "order of boxes was used as the ranking"
-        ]
+    if parsed.outside is not None:
+        o = parsed.outside
+        extra["boxes_outside_image"] = {"count": o.count, "entirely": o.entirely,
+                                        "max_overshoot_px": o.max_overshoot}
+    warnings = parse_warnings(parsed)
+    if warnings:
+        extra["warnings"] = warnings
     return TaskScores(
         scores=scores,
         items={POPULATION: ItemTable(ids, item_columns(gt.types), values)},
@@ -473,6 +600,7 @@ def score_parsed(parsed: Parsed, gt: GroundTruth, iou_threshold: float) -> TaskS
 class GroundingTask(TaskType):
     name = "grounding"
     prediction_schema = "predictions.schema.json"
+    foreign_formats = FORMAT_NAMES
 
     def load_ground_truth(self, benchmark: Benchmark, files: GroundTruthFiles) -> GroundTruth:
         return load_ground_truth_file(files.paths["ground_truth"])
@@ -480,10 +608,41 @@ class GroundingTask(TaskType):
     def fast_structure_ok(self, predictions: Any, benchmark: Benchmark) -> bool:
         return structure_ok(predictions)
 
+    def fast_structure(self, predictions: Any, benchmark: Benchmark) -> Structure:
+        walk = walk_structure(predictions)
+        return Structure(walk is not None, walk)
+
     def check(
         self, predictions: Any, ground_truth: GroundTruth, benchmark: Benchmark, issues: IssueList
     ) -> Parsed:
         return parse_predictions(predictions, ground_truth, benchmark, issues)
+
+    def check_structured(
+        self, predictions: Any, ground_truth: GroundTruth, benchmark: Benchmark, issues: IssueList,
+        structure: Structure,
+    ) -> Parsed:
+        walk = structure.memo if isinstance(structure.memo, _Walk) else None
+        return parse_predictions(predictions, ground_truth, benchmark, issues, walk)
+
+    def detect_format(self, document: Any, benchmark: Benchmark) -> str | None:
+        # vlbench's own predictions are an object; MDETR's and GLIP's a list of records.
+        return "mdetr" if isinstance(document, list) else None
+
+    def check_foreign(
+        self, fmt: str, document: Any, ground_truth: GroundTruth, benchmark: Benchmark,
+        issues: IssueList,
+    ) -> Parsed:
+        if fmt not in self.foreign_formats:
+            raise UsageError(f"the grounding task reads formats {', '.join(self.foreign_formats)}, "
+                             f"not {fmt!r}")
+        return parse_mdetr(document, ground_truth, benchmark, issues)
+
+    def strict_issues(self, parsed: Parsed, ground_truth: GroundTruth, benchmark: Benchmark) -> list[Issue]:
+        return partial_issues(parsed, ground_truth)
+
+    def warnings(self, parsed: Parsed, ground_truth: GroundTruth, benchmark: Benchmark) -> list[str]:
+        """Every warning scoring `parsed` gives (for `vlbench import`, which does not score)."""
+        return parse_warnings(parsed) + [i.message for i in partial_issues(parsed, ground_truth)]
 
     def score(self, parsed: Parsed, ground_truth: GroundTruth, benchmark: Benchmark) -> TaskScores:
         return score_parsed(parsed, ground_truth, float(benchmark.option("iou_threshold", 0.5)))
@@ -525,7 +684,7 @@ class GroundingTask(TaskType):
             ] = {"boxes": boxes[row].tolist()}
         return out
 
-    def prepare(self, benchmark: Benchmark, source: str, data_dir: Path) -> list[Path]:
+    def prepare(self, benchmark: Benchmark, source: str, data_dir: Path, force: bool = False) -> list[Path]:
         split = str(benchmark.option("split", "test"))
         root = Path(source).expanduser()
         if not root.exists():
@@ -536,8 +695,35 @@ class GroundingTask(TaskType):
             doc = build_ground_truth(tree, split, split_file, entity_types(benchmark))
         except (FileNotFoundError, ValueError, OSError) as exc:
             raise UsageError(f"cannot prepare {benchmark.id} from {source}: {exc}") from exc
+        expected = benchmark.option("source")
+        if expected is not None:
+            deviation = check_source(
+                benchmark, source, source_mismatches(doc, expected), force,
+                f"the Flickr30k Entities release's {split} split ({expected['images']:,} images)",
+            )
+            if deviation is not None:
+                doc["source_check"] = deviation
         doc["benchmark"] = benchmark.id
         return [write_ground_truth(doc, prepare_target(benchmark, benchmark.files[0], data_dir))]
+
+
+def source_mismatches(doc: dict[str, Any], expected: Mapping[str, Any]) -> list[SourceMismatch]:
+    """How a prepared ground-truth document differs from the official split's."""
+    ids = sorted(doc["images"]["id"], key=lambda i: (len(i), i))
+    found = {
+        "images": len(ids),
+        "sentences": sum(len(s) for s in doc["lookup"].values()),
+        "phrases": len(doc["phrases"]["image"]),
+        "ids_sha256": hashlib.sha256("\n".join(ids).encode()).hexdigest(),
+    }
+    what = {"images": "images in the split file", "sentences": "sentences with a boxed phrase",
+            "phrases": "phrases whose chain has a box",
+            "ids_sha256": "sha256 of the split's image ids"}
+    return [
+        SourceMismatch(what[k], f"{expected[k]:,}" if isinstance(expected[k], int) else expected[k],
+                       f"{found[k]:,}" if isinstance(found[k], int) else found[k])
+        for k in what if k in expected and expected[k] != found[k]
+    ]
 
 
 def _download(repo_id: str) -> Path:

@@ -16,7 +16,7 @@ BENCH = "flickr30k-entities-test"
 @pytest.fixture
 def data_dir(hand_tree, tmp_path):
     out = tmp_path / "data"
-    TASK.prepare(registry().benchmark(BENCH), str(hand_tree), out)
+    TASK.prepare(registry().benchmark(BENCH), str(hand_tree), out, force=True)
     return out
 
 
