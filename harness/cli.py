@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -27,15 +28,43 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def count(low: int, high: int) -> Any:
+    """An argparse type: a whole number in [low, high] (refused as a usage error otherwise)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", ""), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is outside the allowed range {low:,} to {high:,}")
+        return value
+
+    parse.__name__ = "number"  # argparse names the type in its own messages
+    return parse
+
+
+# Bounds of the numeric options: past them a run cannot be meant (a trillion resamples would
+# need terabytes), and a negative count has no meaning.
+MAX_RESAMPLES = 100_000
+MAX_SEED = 2**63 - 1
+MAX_FILE_BYTES = 2**40
+BOOTSTRAP = count(0, MAX_RESAMPLES)
+COMPARE_BOOTSTRAP = count(1, MAX_RESAMPLES)
+SEED = count(0, MAX_SEED)
+
+
 def _add_limits(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, help="largest file accepted (bytes)")
+    p.add_argument("--max-bytes", type=count(1, MAX_FILE_BYTES), default=DEFAULT_MAX_BYTES,
+                   help="largest file accepted (bytes)")
     p.add_argument(
         "--max-decompressed",
-        type=int,
+        type=count(1, MAX_FILE_BYTES),
         default=DEFAULT_MAX_DECOMPRESSED,
         help="largest decompressed size of a .json.gz (bytes)",
     )
-    p.add_argument("--max-errors", type=int, default=50, help="errors listed in full (the rest are counted)")
+    p.add_argument("--max-errors", type=count(1, 1_000_000), default=50,
+                   help="errors listed in full (the rest are counted)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,19 +82,29 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("submission", help="submission file (.json or .json.gz)")
         p.add_argument("--benchmark", help="benchmark id, for a bare predictions file without the envelope")
         p.add_argument("--references", help="captions: score against this COCO captions annotation file")
+        p.add_argument("--subset", action="store_true",
+                       help="captions, with --references: score the images the results caption (as "
+                       "pycocoevalcap does), not every reference image; records how many of how many")
         p.add_argument("--data-dir", help="prepared data folder")
         p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
         _add_limits(p)
+        p.add_argument("--format", dest="input_format", metavar="FORMAT",
+                       help="read another tool's prediction file as it is (grounding: mdetr, glip; "
+                       "needs --benchmark); default: vlbench, or detected in a bare file")
+        p.add_argument("--strict", action="store_true",
+                       help="refuse what is otherwise scored with a warning (e.g. a grounding "
+                       "submission that leaves phrases out)")
         if name == "score":
             p.add_argument("--out", help="write the result record here (atomically)")
-            p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% CIs (0: none)")
-            p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+            p.add_argument("--bootstrap", type=BOOTSTRAP, default=1000,
+                           help=f"bootstrap resamples for 95%% CIs (0: none; at most {MAX_RESAMPLES:,})")
+            p.add_argument("--seed", type=SEED, default=0, help="bootstrap seed (a whole number >= 0)")
 
     p = sub.add_parser("compare", help="paired bootstrap test between two results on the same benchmark")
     p.add_argument("result_a")
     p.add_argument("result_b")
-    p.add_argument("--bootstrap", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bootstrap", type=COMPARE_BOOTSTRAP, default=1000, help="paired resamples (1 to 100,000)")
+    p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--json", action="store_true")
 
     lb = sub.add_parser("leaderboard", help="build the leaderboard tables from the submissions folder")
@@ -74,8 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--submissions", default="submissions", help="folder of <benchmark>/<entry>.json files")
     p.add_argument("--out", default="leaderboard", help="output folder")
     p.add_argument("--data-dir", help="prepared data folder")
-    p.add_argument("--bootstrap", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bootstrap", type=BOOTSTRAP, default=1000)
+    p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--rebuild", action="store_true", help="ignore the score cache (<out>/cache): rescore everything")
     p.add_argument("--quiet", action="store_true", help="no progress bar, one summary line")
     p = lsub.add_parser("push", help="upload a built leaderboard folder to the Hugging Face hub (token: $HF_TOKEN)")
@@ -84,19 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folder", default="leaderboard", help="the built folder to upload")
     p.add_argument("--dry-run", action="store_true", help="list what would be uploaded; upload nothing")
 
-    p = sub.add_parser("import", help="convert another tool's prediction format into a vlbench submission")
-    p.add_argument("task", choices=["grounding"], help="task whose importer to use")
-    p.add_argument("predictions", help="the tool's prediction file (grounding: MDETR/GLIP records)")
-    p.add_argument("--benchmark", required=True)
-    p.add_argument("--out", required=True, help="submission file to write")
-    p.add_argument("--format", default="mdetr", help="grounding: mdetr or glip")
-    p.add_argument("--method", help="meta.method of the submission")
-    p.add_argument("--data-dir", help="prepared data folder")
+    # Importers and data builders belong to task packages, which add their commands to these
+    # groups through registry.cli_plugins (e.g. `import grounding`, `data mini`).
+    imp = sub.add_parser("import", help="convert another tool's prediction format into a vlbench submission")
+    isub = imp.add_subparsers(dest="import_command", metavar="TASK", parser_class=_Parser)
 
     data = sub.add_parser("data", help="write the mini benchmark, or prepare a real benchmark's ground truth")
     dsub = data.add_subparsers(dest="data_command", metavar="DATA_COMMAND", parser_class=_Parser)
-    p = dsub.add_parser("mini", help="write the mini benchmark's images and annotation files")
-    p.add_argument("--out", default="vlbench-mini", help="output folder (default: ./vlbench-mini)")
     p = dsub.add_parser("prepare", help="build a benchmark's ground truth from official files or a hub id")
     p.add_argument("benchmark")
     p.add_argument("--source", required=True, help="local path, or a Hugging Face hub dataset id")
@@ -104,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true",
                    help="prepare from a source that differs from the benchmark's (recorded in the ground truth)")
     for plugin in cli_plugins():
-        plugin.add_cli(sub, {"leaderboard": lsub, "data": dsub})
+        plugin.add_cli(sub, {"leaderboard": lsub, "data": dsub, "import": isub})
     return parser
 
 
@@ -125,11 +158,14 @@ def _print_issues(exc: InvalidSubmission, as_json: bool) -> None:
 
 def _override(args: argparse.Namespace) -> Benchmark | None:
     if not getattr(args, "references", None):
+        if getattr(args, "subset", False):
+            raise UsageError("--subset needs --references FILE: a benchmark is scored on all its images "
+                             "(for part of one, give its references file with --references)")
         return None
     task = registry().tasks.get("captioning")
     if task is None or not hasattr(task, "references_benchmark"):
         raise UsageError("--references needs the captioning task, which is not installed")
-    return task.references_benchmark(Path(args.references))
+    return task.references_benchmark(Path(args.references), subset=getattr(args, "subset", False))
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
@@ -163,13 +199,15 @@ def _submission_options(args: argparse.Namespace) -> dict[str, Any]:
         "max_decompressed": args.max_decompressed,
         "max_errors": args.max_errors,
         "benchmark_override": _override(args),
+        "input_format": args.input_format,
+        "strict": args.strict,
     }
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from vlbench.submission import validate_file
+    from vlbench.scoring import validate_input
 
-    sub = validate_file(args.submission, **_submission_options(args))
+    sub = validate_input(args.submission, **_submission_options(args))
     if args.json:
         print(json.dumps({"source": args.submission, "valid": True, "benchmark": sub.benchmark.id,
                           "error_count": 0, "errors": []}, indent=2))
@@ -209,6 +247,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     for metric, reason in result.extra.get("unavailable", {}).items():
         print(f"note: {metric} unavailable: {reason}", file=sys.stderr)
+    for note in result.extra.get("notes", []):
+        print(f"note: {note}")
     print(f"\n* main score. n = {result.n}. submission sha256 {result.submission_sha256[:12]}, "
           f"ground truth sha256 {result.ground_truth_sha256[:12]}, {result.elapsed_s:.2f} s")
     if args.out:
@@ -283,23 +323,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from vlbench.tasks.grounding import importers
-
-    argv = [args.predictions, "--benchmark", args.benchmark, "--out", args.out, "--format", args.format]
-    if args.method:
-        argv += ["--method", args.method]
-    if args.data_dir:
-        argv += ["--data-dir", args.data_dir]
-    return importers.main(argv)
+    raise UsageError("vlbench import: name the task whose importer to use (vlbench import --help)")
 
 
 def cmd_data(args: argparse.Namespace) -> int:
-    if args.data_command == "mini":
-        from vlbench.tasks.mini import write_mini_benchmark
-
-        written = write_mini_benchmark(Path(args.out))
-        print(f"wrote the mini benchmark to {args.out} ({len(written)} files)")
-        return EXIT_OK
     if args.data_command == "prepare":
         reg = registry()
         benchmark = reg.benchmark(args.benchmark)
@@ -308,7 +335,7 @@ def cmd_data(args: argparse.Namespace) -> int:
         for path in written:
             print(f"wrote {path}")
         return EXIT_OK
-    raise UsageError("vlbench data: choose 'mini' or 'prepare'")
+    raise UsageError("vlbench data: name what to do (vlbench data --help)")
 
 
 COMMANDS = {
@@ -350,3 +377,5 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"error: {type(exc).__name__}: {exc}\n  (run with --debug for the traceback)", file=sys.stderr)
         return EXIT_USAGE
+
+

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from vlbench.errors import IssueList, UsageError
+from vlbench.errors import Issue, IssueList, UsageError
 from vlbench.jsonio import sha256_file
 
 PACKAGE = "package"
@@ -205,6 +205,19 @@ class ItemTable:
         return cls(list(d["ids"]), list(d["columns"]), values)
 
 
+@dataclass(frozen=True)
+class Structure:
+    """What a task's fast structure check learnt about one predictions document.
+
+    Returned by `TaskType.fast_structure` and handed back, for the same document, to
+    `TaskType.check_structured`: work is passed along the call, never kept in the task, so two
+    submissions validated in one process cannot see each other's state.
+    """
+
+    ok: bool  # the JSON Schema certainly accepts the document: the schema pass is skipped
+    memo: Any = None  # what the check may reuse (e.g. numbers already converted to arrays)
+
+
 @dataclass
 class TaskScores:
     """What a task's scorer returns."""
@@ -243,6 +256,17 @@ class TaskType(abc.ABC):
         """
         return False
 
+    def fast_structure(self, predictions: Any, benchmark: Benchmark) -> Structure:
+        """`fast_structure_ok` with what it learnt; override to hand work on to `check_structured`."""
+        return Structure(bool(self.fast_structure_ok(predictions, benchmark)))
+
+    def check_structured(
+        self, predictions: Any, ground_truth: Any, benchmark: Benchmark, issues: IssueList, structure: Structure
+    ) -> Any:
+        """`check`, given what `fast_structure` returned for these same predictions. The harness
+        calls this; the default ignores `structure`."""
+        return self.check(predictions, ground_truth, benchmark, issues)
+
     @abc.abstractmethod
     def check(self, predictions: Any, ground_truth: Any, benchmark: Benchmark, issues: IssueList) -> Any:
         """Layer-2 checks against the ground truth. Add every problem to `issues` with pointers
@@ -271,6 +295,26 @@ class TaskType(abc.ABC):
         """Metric values of the whole sample: `metrics_from_means` of every column's mean."""
         means = {name: table.column_means() for name, table in items.items()}
         return {key: float(np.asarray(v)[0]) for key, v in self.metrics_from_means(benchmark, means).items()}
+
+    # Other tools' prediction files the task reads as they are (`vlbench score --format NAME`).
+    foreign_formats: ClassVar[tuple[str, ...]] = ()
+
+    def detect_format(self, document: Any, benchmark: Benchmark) -> str | None:
+        """The foreign format of a bare document given with --benchmark, or None for the task's
+        own predictions format."""
+        return None
+
+    def check_foreign(
+        self, fmt: str, document: Any, ground_truth: Any, benchmark: Benchmark, issues: IssueList
+    ) -> Any:
+        """`check` for a whole document in one of `foreign_formats` (it has no schema layer:
+        report structural problems here too). Returns the parsed form `score` takes."""
+        raise UsageError(f"{self.name} reads no other tool's format (asked for {fmt!r})")
+
+    def strict_issues(self, parsed: Any, ground_truth: Any, benchmark: Benchmark) -> list[Issue]:
+        """Problems the default scoring tolerates in a conservative way (e.g. left-out items
+        scored as misses): recorded as warnings, and refused under `--strict`."""
+        return []
 
     def random_predictions(self, ground_truth: Any, benchmark: Benchmark, seed: int = 0) -> Any:
         """A valid chance-level `predictions` document (the floor submissions in submissions/)."""
