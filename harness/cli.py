@@ -14,7 +14,7 @@ from typing import Any
 from tabulate import tabulate
 
 from vlbench import __version__
-from vlbench.errors import InvalidSubmission, UsageError, VlbenchError
+from vlbench.errors import InvalidSubmission, UsageError, VlbenchError, clip
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
 from vlbench.registry import Benchmark, Metric, cli_plugins, data_status, default_data_dir, registry
 from vlbench.results import ResultRecord, load_items
@@ -156,6 +156,17 @@ def _print_issues(exc: InvalidSubmission, as_json: bool) -> None:
     print(exc.issues.report(), file=sys.stderr)
 
 
+def describe_counts(n: dict[str, Any]) -> str:
+    """`{'images': 250, 'folds': 1}` -> `250 images, 1 fold` (for people, not a dict repr)."""
+    parts = []
+    for key, value in n.items():
+        noun = key.replace("_", " ")
+        if value == 1 and noun.endswith("s") and not noun.endswith("ss"):
+            noun = noun[:-1]
+        parts.append(f"{value:,} {noun}" if isinstance(value, int) else f"{value} {noun}")
+    return ", ".join(parts)
+
+
 def _override(args: argparse.Namespace) -> Benchmark | None:
     if not getattr(args, "references", None):
         if getattr(args, "subset", False):
@@ -228,9 +239,24 @@ def _score_table(result: ResultRecord, benchmark: Benchmark) -> str:
     return tabulate(rows, headers=["metric", "value", "95% CI"], disable_numparse=True)
 
 
+def _check_out(out: str | None, submission: str) -> None:
+    """Refuse a bad --out before any work (a refused run must write nothing)."""
+    if not out:
+        return
+    from vlbench.jsonio import check_output_path
+    from vlbench.results import per_item_path
+
+    path = check_output_path(out, "result record")
+    given = Path(submission)
+    for target in (path, per_item_path(path)):
+        if target.exists() and given.exists() and target.resolve() == given.resolve():
+            raise UsageError(f"--out {out} would overwrite the submission {submission}; name another file")
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     from vlbench.scoring import score_file, write_evaluation
 
+    _check_out(args.out, args.submission)
     evaluation = score_file(
         args.submission, bootstrap=args.bootstrap, seed=args.seed, **_submission_options(args)
     )
@@ -249,7 +275,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(f"note: {metric} unavailable: {reason}", file=sys.stderr)
     for note in result.extra.get("notes", []):
         print(f"note: {note}")
-    print(f"\n* main score. n = {result.n}. submission sha256 {result.submission_sha256[:12]}, "
+    print(f"\n* main score. {describe_counts(result.n)}. submission sha256 {result.submission_sha256[:12]}, "
           f"ground truth sha256 {result.ground_truth_sha256[:12]}, {result.elapsed_s:.2f} s")
     if args.out:
         print(f"result written to {args.out}")
@@ -270,14 +296,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
     items = []
     for r, path in ((a, args.result_a), (b, args.result_b)):
         if not r.per_item:
-            raise UsageError(f"{path} has no per-item file; re-score with --out to keep one")
-        items.append(load_items(Path(path).parent / r.per_item))
+            raise UsageError(f"{path} records no per-item file (the paired test needs one): score the "
+                             "submission again with --out, which writes it next to the record")
+        where = Path(path).parent / Path(r.per_item).name
+        if not where.exists():
+            raise UsageError(f"{path} names the per-item file {where}, which is missing: keep it next "
+                             "to the record, or score the submission again with --out")
+        items.append(load_items(where))
     reg = registry()
     benchmark = reg.benchmark(a.benchmark)
     task = reg.task_of(benchmark)
-    rows = paired_bootstrap(
-        items[0], items[1], lambda m: task.metrics_from_means(benchmark, m), args.bootstrap, args.seed
-    )
+    try:
+        rows = paired_bootstrap(
+            items[0], items[1], lambda m: task.metrics_from_means(benchmark, m), args.bootstrap, args.seed
+        )
+    except ValueError as exc:
+        raise UsageError(f"{args.result_a} and {args.result_b} cannot be paired: {exc}") from None
     if args.json:
         print(json.dumps([r.__dict__ for r in rows], indent=2))
         return EXIT_OK
@@ -349,33 +383,79 @@ COMMANDS = {
 }
 
 
+def _take_debug(argv: list[str]) -> tuple[list[str], bool]:
+    """Remove `--debug` wherever it is (argparse takes top-level options only before the command)."""
+    if "--" in argv:
+        cut = argv.index("--")
+        head, debug = _take_debug(argv[:cut])
+        return [*head, *argv[cut:]], debug
+    return [a for a in argv if a != "--debug"], "--debug" in argv
+
+
+def _silence_stdout() -> None:
+    """After the reader of our output went away (`vlbench ... | head`): drop the rest quietly,
+    including what the interpreter would flush at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # stdout is not a file descriptor (e.g. captured by a test)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    typed = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _main(typed)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        code = EXIT_OK
+    return code
+
+
+def _main(typed: list[str]) -> int:
     parser = build_parser()
+    argv, debug = _take_debug(typed)
     args = parser.parse_args(argv)
+    args.debug = args.debug or debug
     # the command as typed, for handlers that record it (baseline submissions' meta)
-    args.argv = list(sys.argv[1:] if argv is None else argv)
+    args.argv = typed
     if not args.command:
         parser.print_help()
         return EXIT_USAGE
+    code = EXIT_USAGE
     try:
         # Commands added by plugins (registry.cli_plugins) carry their handler in `func`.
         handler = getattr(args, "func", None) or COMMANDS[args.command]
         return handler(args)
     except InvalidSubmission as exc:
-        _print_issues(exc, getattr(args, "json", False))
+        try:
+            _print_issues(exc, getattr(args, "json", False))
+        except BrokenPipeError:
+            _silence_stdout()
         return EXIT_INVALID
+    except BrokenPipeError:
+        raise
     except VlbenchError as exc:
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        message, code = str(exc), exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # a bug or an environment problem; keep the traceback behind --debug
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: {type(exc).__name__}: {exc}\n  (run with --debug for the traceback)", file=sys.stderr)
-        return EXIT_USAGE
+    except MemoryError:
+        message = ("not enough memory for this run; free memory, or use smaller values of "
+                   "--bootstrap or --max-bytes")
+    except RecursionError:
+        message = "the input is nested too deeply to process; check how the file was produced"
+    except OSError as exc:  # the environment: permissions, a full disk, a vanished file
+        where = f" {exc.filename}" if exc.filename else ""
+        message = f"cannot access{where}: {exc.strerror or exc}"
+    except Exception as exc:  # a bug; keep the traceback behind --debug
+        message = (f"internal error ({type(exc).__name__}: {clip(str(exc), 300)}); this is a bug in "
+                   "vlbench: please report it with the output of --debug")
+    if args.debug:
+        traceback.print_exc()
+    print(f"error: {message}", file=sys.stderr)
+    return code
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import time
@@ -16,11 +17,14 @@ from vlbench.jsonio import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_DECOMPRESSED,
     LoadedJson,
+    atomic_write_many,
+    check_output_path,
+    dumps_json,
     gc_paused,
     load_submission_file,
 )
 from vlbench.registry import Benchmark, ItemTable, TaskScores, locate_ground_truth, registry
-from vlbench.results import ResultRecord, per_item_path, save_items
+from vlbench.results import ResultRecord, items_document, per_item_path
 from vlbench.stats import bootstrap_ci
 from vlbench.submission import ValidatedSubmission, validate_document
 
@@ -223,11 +227,20 @@ def _validate_foreign(
 
 
 def write_evaluation(evaluation: Evaluation, out: str | os.PathLike, with_items: bool = True) -> Path:
-    """Write the result record (and its per-item file next to it), each atomically."""
-    out = Path(out)
+    """Write the result record and its per-item file next to it: both, or neither on failure
+    (a refused or failed run leaves nothing behind). Write errors are UsageErrors."""
+    out = check_output_path(out, "result record")
+    files: list[tuple[Path, bytes]] = []
+    per_item = None
     if with_items and evaluation.items:
         items_path = per_item_path(out)
-        save_items(items_path, evaluation.items)
-        evaluation.result.per_item = items_path.name
-    evaluation.result.save(out)
+        files.append((items_path, dumps_json(items_document(evaluation.items), indent=None)))
+        per_item = items_path.name
+    record = dataclasses.replace(evaluation.result, per_item=per_item)
+    try:
+        files.append((out, dumps_json(record.to_dict())))
+    except (ValueError, RecursionError) as exc:  # meta validation should make this impossible
+        raise UsageError(f"the result cannot be written as JSON ({exc})") from None
+    atomic_write_many(files)
+    evaluation.result.per_item = per_item
     return out

@@ -6,11 +6,12 @@ scoring only with zero issues.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
 
-from vlbench.errors import InvalidSubmission, IssueList, UsageError
+from vlbench.errors import InvalidSubmission, IssueList, UsageError, pointer, shorten
 from vlbench.jsonio import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_DECOMPRESSED,
@@ -61,6 +62,58 @@ def _envelope(
     }, True
 
 
+# `meta` is free-form under `meta.extra` and is copied into every result record: bound it so that
+# what passes validation can always be written (no RecursionError, no Infinity) and stays small.
+META_MAX_DEPTH = 16
+META_MAX_VALUES = 10_000
+META_MAX_CHARS = 100_000
+
+
+def meta_issues(meta: Any, issues: IssueList) -> None:
+    """Depth, size and finite numbers of `meta` (its fields' types are the envelope schema's)."""
+    if not isinstance(meta, dict):
+        return
+    values = chars = 0
+    too_deep = too_big = False
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(meta, ("meta",))]
+    while stack:
+        value, where = stack.pop()
+        values += 1
+        if isinstance(value, str):
+            chars += len(value)
+        elif isinstance(value, float) and not math.isfinite(value):
+            issues.add(
+                "meta.non_finite",
+                pointer(*where),
+                f"{value} is not a finite number (JSON has no Infinity or NaN)",
+                "write a finite number, or the value as a string",
+            )
+        elif isinstance(value, dict | list):
+            if len(where) > META_MAX_DEPTH and not too_deep:
+                too_deep = True
+                issues.add(
+                    "meta.too_deep",
+                    pointer(*where),
+                    f"meta is nested more than {META_MAX_DEPTH} levels deep",
+                    "keep meta.extra a shallow record of facts about the method",
+                )
+            if not too_deep:
+                items = value.items() if isinstance(value, dict) else enumerate(value)
+                for k, v in items:
+                    if isinstance(k, str):
+                        chars += len(k)
+                    stack.append((v, (*where, k)))
+        if (values > META_MAX_VALUES or chars > META_MAX_CHARS) and not too_big:
+            too_big = True
+            issues.add(
+                "meta.too_large",
+                "/meta",
+                f"meta holds more than {META_MAX_VALUES:,} values or {META_MAX_CHARS:,} characters",
+                "meta describes the method; put long material behind meta.url or meta.paper",
+            )
+            break
+
+
 def validate_document(
     doc: Any,
     *,
@@ -95,14 +148,14 @@ def validate_document(
             issues.add(
                 "unknown_benchmark",
                 "/benchmark",
-                f"unknown benchmark {claimed[:100]!r}",
+                f"unknown benchmark {shorten(claimed)}",
                 "known benchmarks: " + ", ".join(sorted(reg.benchmarks)) + " (vlbench tasks)",
             )
     if benchmark is not None and benchmark_id is not None and claimed != benchmark_id:
         issues.add(
             "benchmark_mismatch",
             "/benchmark",
-            f"the file says benchmark {claimed!r} but {benchmark_id!r} was asked for",
+            f"the file says benchmark {shorten(claimed)} but {benchmark_id!r} was asked for",
             "drop --benchmark, or fix the envelope",
         )
     if benchmark is None:
@@ -112,18 +165,20 @@ def validate_document(
         issues.add(
             "task_mismatch",
             "/task",
-            f"benchmark {benchmark.id} is a {benchmark.task} benchmark, not {env['task']!r}",
+            f"benchmark {benchmark.id} is a {benchmark.task} benchmark, not {shorten(env['task'])}",
             f"set \"task\": \"{benchmark.task}\"",
         )
     if "predictions" not in env:
         raise InvalidSubmission(issues)
+    meta_issues(env.get("meta"), issues)
     predictions = env["predictions"]
-    if not task.fast_structure_ok(predictions, benchmark):
+    structure = task.fast_structure(predictions, benchmark)
+    if not structure.ok:
         schema_issues(predictions, task.schema_path(), issues, prefix=("predictions",))
 
     files = locate_ground_truth(benchmark, data_dir)
     ground_truth = task.load_ground_truth(benchmark, files)
-    parsed = task.check(predictions, ground_truth, benchmark, issues)
+    parsed = task.check_structured(predictions, ground_truth, benchmark, issues, structure)
     if issues:
         raise InvalidSubmission(issues)
     meta = env.get("meta") if isinstance(env.get("meta"), dict) else {}

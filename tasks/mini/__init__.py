@@ -11,8 +11,9 @@ This module imports nothing heavy: task packages import `vlbench.tasks.mini.file
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vlbench.tasks.mini.build import MiniConfig
@@ -31,4 +32,17 @@ def write_mini_benchmark(
     return build(Path(out), seed=seed, config=config, images=images)
 
 
-__all__ = ["write_mini_benchmark"]
+def add_cli(commands: Any, groups: dict[str, Any]) -> None:
+    """`vlbench data mini`: the engine's CLI finds this through registry.cli_plugins."""
+    p = groups["data"].add_parser("mini", help="write the mini benchmark's images and annotation files")
+    p.add_argument("--out", default="vlbench-mini", help="output folder (default: ./vlbench-mini)")
+    p.set_defaults(func=_data_mini)
+
+
+def _data_mini(args: argparse.Namespace) -> int:
+    written = write_mini_benchmark(Path(args.out))
+    print(f"wrote the mini benchmark to {args.out} ({len(written)} files)")
+    return 0
+
+
+__all__ = ["add_cli", "write_mini_benchmark"]
