@@ -57,7 +57,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "dataset_coco.json").write_text(json.dumps(synthetic_karpathy(5000)))
-        task.prepare(benchmark, str(tmp), tmp / "data")
+        task.prepare(benchmark, str(tmp), tmp / "data", force=True)  # synthetic source
         gt = task.load_ground_truth(benchmark, locate_ground_truth(benchmark, tmp / "data"))
         preds = task.random_predictions(gt, benchmark, seed=0)
         rng = np.random.default_rng(0)

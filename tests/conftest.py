@@ -68,5 +68,6 @@ def retrieval_data(tmp_path: Path) -> Path:
     reg = registry()
     for benchmark_id in ("coco-5k", "coco-1k", "flickr30k-1k"):
         b = reg.benchmark(benchmark_id)
-        reg.task_of(b).prepare(b, str(source), data_dir)
+        # toy sources, far smaller than the official files: a deliberate deviation
+        reg.task_of(b).prepare(b, str(source), data_dir, force=True)
     return data_dir

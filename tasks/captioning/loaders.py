@@ -154,10 +154,14 @@ def load_references(path: Path) -> References:
         raise UsageError(f"{path}: malformed references ({type(exc).__name__}: {exc})") from None
 
 
-def write_compact(refs: References, path: Path, source: str = "") -> Path:
-    """Write the compact references file (sorted by image id, deterministic bytes)."""
+def write_compact(refs: References, path: Path, source: str = "", source_check: Mapping[str, Any] | None = None) -> Path:
+    """Write the compact references file (sorted by image id, deterministic bytes). `source_check`:
+    the record of a forced prepare from a source that differs from the benchmark's."""
     rows = sorted(zip(refs.ids, refs.captions, strict=False), key=lambda r: (isinstance(r[0], str), r[0]))
-    doc = {COMPACT_KEY: 1, "source_format": refs.source_format, "source": source, "images": [[i, c] for i, c in rows]}
+    doc: dict[str, Any] = {COMPACT_KEY: 1, "source_format": refs.source_format, "source": source}
+    if source_check is not None:
+        doc["source_check"] = dict(source_check)
+    doc["images"] = [[i, c] for i, c in rows]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")

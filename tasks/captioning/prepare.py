@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from vlbench.errors import UsageError
-from vlbench.registry import Benchmark
+from vlbench.registry import Benchmark, SourceMismatch, check_source
 from vlbench.tasks.captioning.loaders import (
     References,
     _read_json,
@@ -21,6 +21,32 @@ from vlbench.tasks.captioning.loaders import (
 COCO_CAPTIONS = ("captions_val2014.json", "annotations/captions_val2014.json")
 KARPATHY = ("dataset_coco.json", "karpathy/dataset_coco.json")
 MINI_CAPTIONS = "annotations/captions_test.json"
+# The official COCO 2014 val captions file (annotations_trainval2014.zip): every Karpathy val and
+# test image is a val2014 image with at least 5 captions.
+VAL2014_IMAGES, VAL2014_CAPTIONS = 40_504, 202_654
+MIN_REFERENCES = 5
+
+
+def _n(count: int) -> str:
+    return f"{count:,}"
+
+
+def _karpathy_mismatches(kdata: Any, path: Path | None) -> list[SourceMismatch]:
+    from vlbench.jsonio import sha256_file
+    from vlbench.tasks.retrieval.karpathy import check_karpathy
+
+    digest = sha256_file(path) if path is not None and path.is_file() else None
+    return check_karpathy(kdata, "dataset_coco.json", "test", digest)
+
+
+def _reference_mismatches(refs: References, images: int, min_refs: int, what: str) -> list[SourceMismatch]:
+    found = []
+    if refs.n_images != images:
+        found.append(SourceMismatch(f"images with references ({what})", _n(images), _n(refs.n_images)))
+    short = sum(1 for c in refs.captions if len(c) < min_refs)
+    if short:
+        found.append(SourceMismatch("references per image", f"at least {min_refs}", f"fewer on {_n(short)} images"))
+    return found
 
 
 def _first(folder: Path, names: tuple[str, ...]) -> Path | None:
@@ -30,7 +56,10 @@ def _first(folder: Path, names: tuple[str, ...]) -> Path | None:
     return None
 
 
-def coco_karpathy_from_folder(folder: Path) -> References:
+def coco_karpathy_from_folder(folder: Path, mismatches: list[SourceMismatch] | None = None) -> References:
+    """The Karpathy test images' references; differences from the official files are appended to
+    `mismatches` (test images the captions file lacks are left out, so a forced prepare can go on)."""
+    mismatches = [] if mismatches is None else mismatches
     captions = _first(folder, COCO_CAPTIONS)
     karpathy = _first(folder, KARPATHY)
     if karpathy is None:
@@ -38,12 +67,28 @@ def coco_karpathy_from_folder(folder: Path) -> References:
             f"{folder}: dataset_coco.json (Karpathy's split file) is needed to pick the 5,000 test images"
         )
     kdata = _read_json(karpathy)
+    mismatches += _karpathy_mismatches(kdata, karpathy)
     if captions is None:  # Karpathy's raw sentences are the COCO captions
-        return from_karpathy(kdata, "test", str(karpathy))
+        refs = from_karpathy(kdata, "test", str(karpathy))
+        mismatches += _reference_mismatches(refs, len(refs.ids), MIN_REFERENCES, karpathy.name)
+        return refs
     ids = karpathy_test_ids(kdata)
     if not ids:
         raise UsageError(f"{karpathy}: no image has split 'test'")
-    refs = from_coco_captions(_read_json(captions), str(captions), image_ids=ids)
+    cdata = _read_json(captions)
+    if isinstance(cdata, dict):
+        counts = {"images": len(cdata.get("images") or []), "captions": len(cdata.get("annotations") or [])}
+        for key, want in (("images", VAL2014_IMAGES), ("captions", VAL2014_CAPTIONS)):
+            if counts[key] != want:
+                mismatches.append(SourceMismatch(f"{key} in {captions.name} (COCO 2014 val)", _n(want), _n(counts[key])))
+        captioned = {a.get("image_id") for a in cdata.get("annotations") or [] if isinstance(a, dict)}
+        missing = [i for i in ids if i not in captioned]
+        if missing:
+            mismatches.append(SourceMismatch(f"Karpathy test images with captions in {captions.name}",
+                                             _n(len(ids)), f"{_n(len(ids) - len(missing))} (e.g. {missing[0]!r} has none)"))
+            ids = [i for i in ids if i in captioned]
+    refs = from_coco_captions(cdata, str(captions), image_ids=ids)
+    mismatches += _reference_mismatches(refs, len(refs.ids), MIN_REFERENCES, captions.name)
     return References(refs.ids, refs.captions, "coco")
 
 
@@ -80,34 +125,68 @@ def _refs_from_rows(rows: list[dict[str, Any]], where: str) -> References:
     return detect_and_load({"vlbench_references": 1, "images": list(zip(ids, caps, strict=False))}, where)
 
 
-def coco_karpathy_from_hub(repo_id: str) -> References:
+def coco_karpathy_from_hub(repo_id: str, mismatches: list[SourceMismatch] | None = None) -> References:
+    mismatches = [] if mismatches is None else mismatches
     try:
         folder = _hub_snapshot(repo_id)
     except Exception:
         folder = None
     if folder is not None and _first(folder, KARPATHY) is not None:
-        return coco_karpathy_from_folder(folder)
+        return coco_karpathy_from_folder(folder, mismatches)
     try:
         rows = _hub_rows(repo_id, "test")
     except Exception as exc:
         raise UsageError(f"cannot load hub dataset {repo_id!r}: {type(exc).__name__}: {exc}") from None
-    return _refs_from_rows(rows, repo_id)
+    refs = _refs_from_rows(rows, repo_id)
+    mismatches += _reference_mismatches(refs, 5000, MIN_REFERENCES, "the hub dataset's test split")
+    return refs
 
 
-def prepare_references(benchmark: Benchmark, source: str) -> tuple[References, str]:
+def _expected_images(benchmark: Benchmark) -> tuple[int, int]:
+    """(images, references per image) of the benchmark's references: the Karpathy test split, or
+    the test split that `vlbench data mini` generates."""
+    if benchmark.id == "mini-captions":
+        from vlbench.tasks.mini.build import MiniConfig
+
+        c = MiniConfig()
+        return c.n_test, c.captions_per_image
+    return int(benchmark.option("images", 5000)), MIN_REFERENCES
+
+
+def describe_source(benchmark: Benchmark) -> str:
+    images, per_image = _expected_images(benchmark)
+    if benchmark.id == "mini-captions":
+        return f"a mini world's {MINI_CAPTIONS} ({_n(images)} test images, {per_image} captions each)"
+    return (f"the official dataset_coco.json (Karpathy test split: {_n(images)} images) and captions_val2014.json "
+            f"({_n(VAL2014_IMAGES)} images, {_n(VAL2014_CAPTIONS)} captions)")
+
+
+def prepare_references(benchmark: Benchmark, source: str,
+                       force: bool = False) -> tuple[References, str, dict[str, Any] | None]:
+    """(references, origin, deviation record or None); a source that is not the benchmark's is
+    refused with every difference listed, unless `force`."""
+    mismatches: list[SourceMismatch] = []
+    refs, origin = _read_references(benchmark, source, mismatches)
+    return refs, origin, check_source(benchmark, source, mismatches, force, describe_source(benchmark))
+
+
+def _read_references(benchmark: Benchmark, source: str, mismatches: list[SourceMismatch]) -> tuple[References, str]:
     path = Path(source).expanduser()
     if benchmark.id == "mini-captions":
         f = path / MINI_CAPTIONS if path.is_dir() else path
         if not f.is_file():
             raise UsageError(f"{source}: not a mini world folder (no {MINI_CAPTIONS}); run vlbench data mini")
-        return from_coco_captions(_read_json(f), str(f)), "vlbench-mini " + MINI_CAPTIONS
+        refs = from_coco_captions(_read_json(f), str(f))
+        mismatches += _reference_mismatches(refs, *_expected_images(benchmark), MINI_CAPTIONS)
+        return refs, "vlbench-mini " + MINI_CAPTIONS
     if path.is_dir():
-        return coco_karpathy_from_folder(path), path.name
+        return coco_karpathy_from_folder(path, mismatches), path.name
     if path.is_file():
         data = _read_json(path)
         if isinstance(data, dict) and "annotations" not in data and "images" in data:
+            mismatches += _karpathy_mismatches(data, path)
             return from_karpathy(data, "test", str(path)), path.name
         raise UsageError(f"{source}: give the folder holding captions_val2014.json and dataset_coco.json")
     if "/" in source and not source.startswith((".", "/", "~")):
-        return coco_karpathy_from_hub(source), f"hf:{source}"
+        return coco_karpathy_from_hub(source, mismatches), f"hf:{source}"
     raise UsageError(f"{source}: no such folder, file, or hub dataset id")

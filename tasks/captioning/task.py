@@ -202,13 +202,13 @@ class CaptioningTask(TaskType):
         return out
 
     # ------------------------------------------------------------------ prepare
-    def prepare(self, benchmark: Benchmark, source: str, data_dir: Path) -> list[Path]:
+    def prepare(self, benchmark: Benchmark, source: str, data_dir: Path, force: bool = False) -> list[Path]:
         from vlbench.tasks.captioning.prepare import prepare_references
 
-        refs, origin = prepare_references(benchmark, source)
+        refs, origin, deviation = prepare_references(benchmark, source, force=force)
         f = benchmark.files[0]
         rel = f.path[len("data/"):] if f.location == PACKAGE and f.path.startswith("data/") else f.path
-        return [write_compact(refs, Path(data_dir) / benchmark.id / rel, source=origin)]
+        return [write_compact(refs, Path(data_dir) / benchmark.id / rel, source=origin, source_check=deviation)]
 
 
 def score_captions(captions: list[str], refs: References, warnings: list[str] | None = None,

@@ -20,6 +20,7 @@ from typing import Any
 from tqdm import tqdm
 
 from vlbench.errors import UsageError
+from vlbench.registry import check_source
 from vlbench.tasks.decorrelated.manifest import Gallery, Query, build_manifest
 from vlbench.tasks.decorrelated.mentions import FLICKR_CLASSES, MentionMatcher, coco_matcher, tokens
 from vlbench.tasks.decorrelated.removal import (
@@ -39,6 +40,30 @@ def _find(source: Path, *candidates: str) -> Path:
         if (source / c).exists():
             return source / c
     raise UsageError(f"{source}: none of {', '.join(candidates)} found")
+
+
+def _checked_karpathy(benchmark_id: str, path: Path, force: bool) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The Karpathy file the gallery and queries come from, refused unless it is the official one
+    (all splits: the gallery is every caption); with `force`, the deviation record for `params`."""
+    from vlbench.tasks.retrieval.karpathy import check_karpathy, source_description, source_sha256
+
+    official = "dataset_mini.json" if path.name == "dataset_mini.json" else OFFICIAL_NAME[benchmark_kind(benchmark_id)]
+    dataset = json.loads(path.read_text())
+    mismatches = check_karpathy(dataset, official, "test", source_sha256(path, official))
+    return dataset, check_source(benchmark_id, str(path), mismatches, force, source_description(official))
+
+
+OFFICIAL_NAME = {"coco": "dataset_coco.json", "flickr30k": "dataset_flickr30k.json"}
+
+
+def benchmark_kind(benchmark_id: str) -> str:
+    return "flickr30k" if benchmark_id.startswith("flickr30k") else "coco"
+
+
+def _with_deviation(manifest: dict[str, Any], deviation: dict[str, Any] | None) -> dict[str, Any]:
+    if deviation is not None:
+        manifest["params"]["source_check"] = deviation
+    return manifest
 
 
 def choose(removals: Sequence[Removal], image_id: str | int) -> Removal | None:
@@ -115,13 +140,14 @@ def coco_queries(
     return queries
 
 
-def prepare_coco(benchmark_id: str, source: Path) -> dict[str, Any]:
-    dataset = json.loads(_find(source, "dataset_coco.json", "annotations/dataset_coco.json").read_text())
+def prepare_coco(benchmark_id: str, source: Path, force: bool = False) -> dict[str, Any]:
+    dataset, deviation = _checked_karpathy(
+        benchmark_id, _find(source, "dataset_coco.json", "annotations/dataset_coco.json"), force)
     matcher = coco_matcher()
     queries = coco_queries(dataset, _find(source, "annotations"))
     gallery = karpathy_gallery(dataset, _text_mentions(matcher))
     params = {**PARAMS, "matcher": "coco-table4", "selection": "sha256(image id) mod candidates"}
-    return build_manifest(benchmark_id, matcher.classes, queries, gallery, params)
+    return _with_deviation(build_manifest(benchmark_id, matcher.classes, queries, gallery, params), deviation)
 
 
 # --- Flickr30k Entities -------------------------------------------------------------------------
@@ -208,13 +234,13 @@ def flickr_queries(dataset: dict[str, Any], root: Path, classes: Sequence[str], 
     return queries
 
 
-def prepare_flickr(benchmark_id: str, source: Path) -> dict[str, Any]:
-    dataset = json.loads(_find(source, "dataset_flickr30k.json").read_text())
+def prepare_flickr(benchmark_id: str, source: Path, force: bool = False) -> dict[str, Any]:
+    dataset, deviation = _checked_karpathy(benchmark_id, _find(source, "dataset_flickr30k.json"), force)
     root = _entities_root(source)
     queries = flickr_queries(dataset, root, FLICKR_CLASSES)
     gallery = karpathy_gallery(dataset, _flickr_mentions(root, FLICKR_CLASSES))
     params = {**PARAMS, "matcher": "flickr30k-entities-types", "selection": "sha256(image id) mod candidates"}
-    return build_manifest(benchmark_id, FLICKR_CLASSES, queries, gallery, params)
+    return _with_deviation(build_manifest(benchmark_id, FLICKR_CLASSES, queries, gallery, params), deviation)
 
 
 # --- mini ---------------------------------------------------------------------------------------
@@ -226,12 +252,13 @@ def mini_matcher() -> MentionMatcher:
     return MentionMatcher(world.CLASSES, world.CLASS_WORDS)
 
 
-def prepare_mini(benchmark_id: str, source: Path, matcher: MentionMatcher | None = None) -> dict[str, Any]:
+def prepare_mini(benchmark_id: str, source: Path, matcher: MentionMatcher | None = None,
+                 force: bool = False) -> dict[str, Any]:
     """The mini world's own query list (`decorrelated/queries.json`, exact renders) + its gallery."""
     doc = json.loads(_find(source, "decorrelated/queries.json").read_text())
     if doc.get("format") != "vlbench-mini-removals":
         raise UsageError(f"{source}/decorrelated/queries.json: not a vlbench-mini-removals file")
-    dataset = json.loads(_find(source, "dataset_mini.json").read_text())
+    dataset, deviation = _checked_karpathy(benchmark_id, _find(source, "dataset_mini.json"), force)
     matcher = matcher or mini_matcher()
     queries = [
         Query(
@@ -249,4 +276,4 @@ def prepare_mini(benchmark_id: str, source: Path, matcher: MentionMatcher | None
     ]
     gallery = karpathy_gallery(dataset, _text_mentions(matcher))
     params = {**doc.get("params", {}), "matcher": "mini-world-words", "partner_pairs": doc.get("partner_pairs", [])}
-    return build_manifest(benchmark_id, matcher.classes, queries, gallery, params)
+    return _with_deviation(build_manifest(benchmark_id, matcher.classes, queries, gallery, params), deviation)

@@ -115,7 +115,7 @@ class DecorrelatedRetrievalTask(TaskType):
             }
         }
 
-    def prepare(self, benchmark: Benchmark, source: str, data_dir: Path) -> list[Path]:
+    def prepare(self, benchmark: Benchmark, source: str, data_dir: Path, force: bool = False) -> list[Path]:
         from vlbench.tasks.decorrelated import prepare as builders
 
         root = Path(source)
@@ -123,11 +123,11 @@ class DecorrelatedRetrievalTask(TaskType):
             raise UsageError(f"--source {source}: not a folder (see the benchmark's source hint)")
         kind = benchmark.option("source_kind")
         if kind == "coco":
-            manifest = builders.prepare_coco(benchmark.id, root)
+            manifest = builders.prepare_coco(benchmark.id, root, force=force)
         elif kind == "flickr30k":
-            manifest = builders.prepare_flickr(benchmark.id, root)
+            manifest = builders.prepare_flickr(benchmark.id, root, force=force)
         elif kind == "mini":
-            manifest = builders.prepare_mini(benchmark.id, root)
+            manifest = builders.prepare_mini(benchmark.id, root, force=force)
         else:
             raise UsageError(f"benchmark {benchmark.id}: unknown source kind {kind!r}")
         target = prepare_target(benchmark, benchmark.files[0], data_dir)

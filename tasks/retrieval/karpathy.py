@@ -15,9 +15,117 @@ from pathlib import Path
 from typing import Any
 
 from vlbench.errors import UsageError
-from vlbench.jsonio import read_trusted_json
+from vlbench.jsonio import read_trusted_json, sha256_file
+from vlbench.registry import SourceMismatch
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+# Set on documents assembled from a hub dataset's rows (not a file): they carry no `dataset`
+# field, and their split names are the hub's.
+FROM_ROWS = "vlbench_from_hub_rows"
+
+
+@dataclass(frozen=True)
+class KarpathyFile:
+    """What an official Karpathy split file holds (counts from the files of caption_datasets.zip,
+    as the decorrelated card states them: COCO 123,287 images / 616,767 captions, Flickr30k
+    155,070 captions)."""
+
+    dataset: str  # the file's top-level `dataset` field
+    splits: Mapping[str, int]  # images per split
+    captions: int  # sentences in the whole file
+    min_captions: int = 5  # per test image (the benchmarks keep the first five)
+
+
+OFFICIAL = {
+    "dataset_coco.json": KarpathyFile("coco", {"train": 82_783, "restval": 30_504, "val": 5_000, "test": 5_000}, 616_767),
+    "dataset_flickr30k.json": KarpathyFile("flickr30k", {"train": 29_000, "val": 1_014, "test": 1_000}, 155_070),
+}
+# Files known by their bytes that look like a Karpathy file but are not the official one.
+KNOWN_SUBSTITUTES = {
+    "29a00046d7310170dd1f9edc2a25d0fbf0254b22b20f00613aef4be5a781b48a": (
+        "the reconstructed test-only Flickr30k file (dataset_flickr30k_test_reconstructed.json, built from "
+        "NeuralTalk result_struct: tokenised captions as raw text, sentids 5*imgid+j), not dataset_flickr30k.json"
+    ),
+}
+
+
+def expected_file(source_file: str) -> KarpathyFile | None:
+    """The official file's shape, or, for the mini world's own file, the shape the generator
+    gives it by default (`vlbench data mini`)."""
+    if source_file in OFFICIAL:
+        return OFFICIAL[source_file]
+    if source_file == "dataset_mini.json":
+        from vlbench.tasks.mini.build import MiniConfig
+
+        c = MiniConfig()
+        splits = {"train": c.n_train, "val": c.n_val, "test": c.n_test}
+        return KarpathyFile("mini", splits, c.captions_per_image * sum(splits.values()), c.captions_per_image)
+    return None
+
+
+def _n(count: int) -> str:
+    return f"{count:,}"
+
+
+def check_karpathy(doc: Mapping[str, Any], source_file: str, split: str = "test",
+                   source_sha256: str | None = None) -> list[SourceMismatch]:
+    """Every way `doc` differs from the official `source_file` (empty: it is that file, as far as
+    its dataset name, split sizes and caption counts tell). Rows from a hub dataset are held to the
+    same counts, but their split names and missing `dataset` field are the hub's, not errors."""
+    expected = expected_file(source_file)
+    images = doc.get("images") if isinstance(doc, Mapping) else None
+    if expected is None or not isinstance(images, list):
+        return []
+    found: list[SourceMismatch] = []
+    if source_sha256 in KNOWN_SUBSTITUTES:
+        found.append(SourceMismatch("file (by sha256)", f"the official {source_file}",
+                                    KNOWN_SUBSTITUTES[source_sha256]))
+    from_rows = bool(doc.get(FROM_ROWS))
+    dataset = doc.get("dataset")
+    if not (from_rows and dataset is None) and dataset != expected.dataset:
+        found.append(SourceMismatch("the 'dataset' field", repr(expected.dataset),
+                                    "no 'dataset' field" if dataset is None else repr(dataset)))
+    counts: dict[str, int] = {}
+    short = 0
+    for entry in images:
+        name = str(entry.get("split", "")) if isinstance(entry, Mapping) else ""
+        counts[name] = counts.get(name, 0) + 1
+        if name == split and len(entry.get("sentences") or []) < expected.min_captions:
+            short += 1
+    if counts.get(split, 0) != expected.splits[split]:
+        found.append(SourceMismatch(f"images in split {split!r}", _n(expected.splits[split]), _n(counts.get(split, 0))))
+    if short:
+        found.append(SourceMismatch(f"captions per {split} image", f"at least {expected.min_captions}",
+                                    f"fewer on {_n(short)} images"))
+    if from_rows:
+        if len(images) != sum(expected.splits.values()):
+            found.append(SourceMismatch("images in all splits", _n(sum(expected.splits.values())), _n(len(images))))
+    else:
+        order = [*expected.splits, *sorted(set(counts) - set(expected.splits))]
+        want = ", ".join(f"{k} {_n(v)}" for k, v in expected.splits.items())
+        have = ", ".join(f"{k or '(none)'} {_n(counts[k])}" for k in order if k in counts)
+        if {k: v for k, v in counts.items()} != dict(expected.splits):
+            found.append(SourceMismatch("images per split", want, have))
+    captions = sum(len(e.get("sentences") or []) for e in images if isinstance(e, Mapping))
+    if captions != expected.captions:
+        found.append(SourceMismatch("captions in the file", _n(expected.captions), _n(captions)))
+    return found
+
+
+def source_description(source_file: str) -> str:
+    expected = expected_file(source_file)
+    if expected is None:
+        return source_file
+    splits = ", ".join(f"{k} {_n(v)}" for k, v in expected.splits.items())
+    return f"{source_file} with dataset {expected.dataset!r}, images per split {splits}, {_n(expected.captions)} captions"
+
+
+def source_sha256(source: str | os.PathLike, filename: str) -> str | None:
+    """sha256 of the local file `load_karpathy` reads (None for a hub source)."""
+    path = Path(source)
+    if path.is_dir():
+        path = path / filename
+    return sha256_file(path) if path.is_file() else None
 
 
 @dataclass(frozen=True)
@@ -121,4 +229,4 @@ def load_karpathy_from_hub(repo_id: str, filename: str, revision: str | None = N
     images: list[dict[str, Any]] = []
     for split_name, table in loaded.items():
         images.extend(rows_to_karpathy(table, split=split_name)["images"])
-    return {"images": images}
+    return {"images": images, FROM_ROWS: repo_id}

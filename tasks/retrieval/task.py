@@ -16,6 +16,7 @@ from vlbench.registry import (
     ItemTable,
     TaskScores,
     TaskType,
+    check_source,
     prepare_target,
 )
 from vlbench.tasks.ranked_lists import ID_TYPES, RankedListSpec, dict_rows_of, parse_ranked_lists
@@ -25,7 +26,12 @@ from vlbench.tasks.retrieval.ground_truth import (
     read_ground_truth,
     write_ground_truth,
 )
-from vlbench.tasks.retrieval.karpathy import load_karpathy
+from vlbench.tasks.retrieval.karpathy import (
+    check_karpathy,
+    load_karpathy,
+    source_description,
+    source_sha256,
+)
 from vlbench.tasks.retrieval.metrics import KS, image_to_text_hits, rsum, text_to_image_hits
 
 DIRECTIONS = ("image_to_text", "text_to_image")
@@ -141,9 +147,15 @@ class RetrievalTask(TaskType):
             "text_to_image": dict(zip(gt.captions, t2i, strict=True)),
         }
 
-    def prepare(self, benchmark: Benchmark, source: str, data_dir: Path) -> list[Path]:
-        doc = load_karpathy(source, benchmark.option("source_file"))
-        gt = build_ground_truth(doc, benchmark.option("split", "test"), benchmark.option("captions_per_image"))
+    def prepare(self, benchmark: Benchmark, source: str, data_dir: Path, force: bool = False) -> list[Path]:
+        filename = benchmark.option("source_file")
+        split = benchmark.option("split", "test")
+        doc = load_karpathy(source, filename)
+        mismatches = check_karpathy(doc, filename, split, source_sha256(source, filename))
+        deviation = check_source(benchmark.id, source, mismatches, force, source_description(filename))
+        gt = build_ground_truth(doc, split, benchmark.option("captions_per_image"))
+        if deviation is not None:
+            gt["source_check"] = deviation
         target = prepare_target(benchmark, benchmark.files[0], data_dir)
         return [write_ground_truth(target, gt)]
 

@@ -107,5 +107,9 @@ def test_data_prepare_cli(capsys, tmp_path: Path) -> None:
     from tests.conftest import karpathy_doc
 
     (tmp_path / "dataset_flickr30k.json").write_text(json.dumps(karpathy_doc(10, dataset="flickr30k")))
-    code, out, _ = run(capsys, "data", "prepare", "flickr30k-1k", "--source", str(tmp_path), "--data-dir", str(tmp_path / "d"))
-    assert code == 0 and (tmp_path / "d" / "flickr30k-1k" / "ground_truth.json").exists()
+    args = ["data", "prepare", "flickr30k-1k", "--source", str(tmp_path), "--data-dir", str(tmp_path / "d")]
+    code, _, err = run(capsys, *args)  # 10 test images, not the official file: refused
+    assert code == 2 and "images in split 'test': expected 1,000, found 10" in err and "--force" in err
+    assert not (tmp_path / "d" / "flickr30k-1k" / "ground_truth.json").exists()
+    code, out, err = run(capsys, *args, "--force")
+    assert code == 0 and (tmp_path / "d" / "flickr30k-1k" / "ground_truth.json").exists() and "warning: --force" in err

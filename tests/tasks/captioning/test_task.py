@@ -136,12 +136,12 @@ def test_prepare_coco_karpathy_from_folder(tmp_path):
     (src / "captions_val2014.json").write_text(json.dumps(coco_captions_doc()))
     (src / "dataset_coco.json").write_text(json.dumps(karpathy_doc()))
     b = registry().benchmark("coco-karpathy-test")
-    [written] = TASK.prepare(b, str(src), tmp_path / "data")
+    [written] = TASK.prepare(b, str(src), tmp_path / "data", force=True)  # a 2-image toy source
     assert written == tmp_path / "data" / "coco-karpathy-test" / "references.json"
     refs = load_references(written)
     assert refs.ids == [391895, 522418]  # the Karpathy test images, sorted
     assert refs.captions == [IMAGES[391895], IMAGES[522418]]
-    again = TASK.prepare(b, str(src), tmp_path / "data2")[0]
+    again = TASK.prepare(b, str(src), tmp_path / "data2", force=True)[0]
     assert again.read_bytes() == written.read_bytes()
 
 
@@ -151,7 +151,7 @@ def test_prepare_from_hub_ids(tmp_path, monkeypatch):
     folder.mkdir()
     (folder / "dataset_coco.json").write_text(json.dumps(karpathy_doc()))
     monkeypatch.setattr(prep, "_hub_snapshot", lambda repo: folder)
-    refs = load_references(TASK.prepare(b, "someone/coco-karpathy", tmp_path / "a")[0])
+    refs = load_references(TASK.prepare(b, "someone/coco-karpathy", tmp_path / "a", force=True)[0])
     assert refs.ids == [391895, 522418]
 
     def no_json(repo):
@@ -161,7 +161,7 @@ def test_prepare_from_hub_ids(tmp_path, monkeypatch):
             {"cocoid": 2, "sentences": [{"raw": "a dog"}], "split": "test"}]
     monkeypatch.setattr(prep, "_hub_snapshot", no_json)
     monkeypatch.setattr(prep, "_hub_rows", lambda repo, split="test": rows)
-    refs = load_references(TASK.prepare(b, "yerevann/coco-karpathy", tmp_path / "b")[0])
+    refs = load_references(TASK.prepare(b, "yerevann/coco-karpathy", tmp_path / "b", force=True)[0])
     assert refs.ids == [1, 2] and refs.captions == [["a cat", "the cat"], ["a dog"]]
 
 

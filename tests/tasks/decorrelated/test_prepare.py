@@ -81,7 +81,7 @@ def coco_fixture(root: Path) -> None:
 def test_prepare_coco(tmp_path: Path) -> None:
     coco_fixture(tmp_path / "src")
     bench = BY_ID["coco-5k-decorrelated"]
-    [path] = TASK.prepare(bench, str(tmp_path / "src"), tmp_path / "data")
+    [path] = TASK.prepare(bench, str(tmp_path / "src"), tmp_path / "data", force=True)
     assert path == tmp_path / "data" / "coco-5k-decorrelated" / "manifest.json"
     doc = json.loads(path.read_text())
     issues = IssueList()
@@ -162,7 +162,7 @@ def test_prepare_flickr(tmp_path: Path) -> None:
         ]
     )
     (src / "dataset_flickr30k.json").write_text(json.dumps(doc))
-    [path] = TASK.prepare(BY_ID["flickr30k-1k-decorrelated"], str(src), tmp_path / "data")
+    [path] = TASK.prepare(BY_ID["flickr30k-1k-decorrelated"], str(src), tmp_path / "data", force=True)
     gt = json.loads(path.read_text())
     assert gt["classes"] == ["people", "animals", "vehicles", "instruments"]
     g = gt["gallery"]
@@ -206,7 +206,7 @@ MINI_WORDS = {"star": ("star", "stars"), "ring": ("ring", "rings", "hoop", "hoop
 def test_prepare_mini_with_own_table(tmp_path: Path) -> None:
     mini_fixture(tmp_path)
     matcher = MentionMatcher(tuple(MINI_WORDS), MINI_WORDS)
-    doc = prepare_mini("mini-decorrelated", tmp_path, matcher)
+    doc = prepare_mini("mini-decorrelated", tmp_path, matcher, force=True)  # a 3-image world
     assert doc["groups"] == ["control", "partner"]
     assert [(q["id"], q["group"], q["n_relevant"]) for q in doc["queries"]] == [("m1", "partner", 1), ("m2", "control", 1)]
     assert doc["params"]["partner_pairs"] == [["star", "ring"]]
@@ -216,7 +216,7 @@ def test_prepare_mini_through_the_task(tmp_path: Path) -> None:
     pytest.importorskip("vlbench.tasks.mini.world")
     mini_fixture(tmp_path / "src")
     bench = BY_ID["mini-decorrelated"]
-    [path] = TASK.prepare(bench, str(tmp_path / "src"), tmp_path / "data")
+    [path] = TASK.prepare(bench, str(tmp_path / "src"), tmp_path / "data", force=True)
     assert path == tmp_path / "data" / "mini-decorrelated" / "mini-decorrelated.json"
     gt = TASK.load_ground_truth(bench, GroundTruthFiles({"manifest": path}, {}))
     assert gt.query_ids == ["m1", "m2"] and gt.groups == ["control", "partner"]
@@ -238,7 +238,7 @@ def test_prepare_on_a_generated_mini_world(tmp_path: Path) -> None:
     src = tmp_path / "world"
     mini.write_mini_benchmark(src, config=build.MiniConfig(n_train=60, n_val=10, n_test=80), images=False)
     bench = BY_ID["mini-decorrelated"]
-    [path] = TASK.prepare(bench, str(src), tmp_path / "data")
+    [path] = TASK.prepare(bench, str(src), tmp_path / "data", force=True)
     doc = json.loads(path.read_text())
     issues = IssueList()
     schema_issues(doc, SCHEMA_PATH, issues)
@@ -272,7 +272,10 @@ def test_cli_prepare_then_validate(tmp_path: Path, capsys: pytest.CaptureFixture
 
     coco_fixture(tmp_path / "src")
     data = tmp_path / "data"
-    assert main(["data", "prepare", "coco-5k-decorrelated", "--source", str(tmp_path / "src"), "--data-dir", str(data)]) == 0
+    args = ["data", "prepare", "coco-5k-decorrelated", "--source", str(tmp_path / "src"), "--data-dir", str(data)]
+    assert main(args) == 2  # a toy source: refused, with what was expected and found
+    assert "images in split 'test': expected 5,000, found" in capsys.readouterr().err
+    assert main([*args, "--force"]) == 0
     doc = json.loads((data / "coco-5k-decorrelated" / "manifest.json").read_text())
     queries = [q["id"] for q in doc["queries"]]
     # The fixture gallery has 8 captions (ids 0..7), so no list can reach 10: the CLI reports
