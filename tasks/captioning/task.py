@@ -45,17 +45,35 @@ METRIC_KEYS = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "ROUGE-L", "CID
 PER_IMAGE = [f"{k}@image" for k in ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR")]
 
 
+# pycocoevalcap's names for vlbench's keys (vlbench's CIDEr, the original one, has none there)
+PYCOCOEVALCAP_NAMES = {
+    "BLEU-1": "Bleu_1", "BLEU-2": "Bleu_2", "BLEU-3": "Bleu_3", "BLEU-4": "Bleu_4",
+    "METEOR": "METEOR", "ROUGE-L": "ROUGE_L", "CIDEr-D": "CIDEr", "SPICE": "SPICE",
+}
+CIDER_NAME_NOTE = (
+    'CIDEr-D is the score pycocoevalcap reports as "CIDEr"; vlbench\'s CIDEr is the original CIDEr '
+    "(no clipping, no length penalty, in [0, 1])"
+)
+SUBSET_OPTION = "subset"
+
+
 @dataclass
 class ParsedCaptions:
     captions: list[str]  # aligned with the references' image order
     warnings: list[str] = field(default_factory=list)
+    # subset mode: the positions (in the references' order) of the images the results caption
+    covered: list[int] | None = None
 
 
-def _id_hint(iid: Any, known: Mapping[Any, int]) -> str:
+def _id_hint(iid: Any, known: Mapping[Any, int], subset: bool = False) -> str:
     if isinstance(iid, str) and iid.strip().isdigit() and int(iid) in known:
         return f"the references use integer ids: write {int(iid)}, not {iid!r}"
     if isinstance(iid, int) and str(iid) in known:
         return f"the references use string ids: write {str(iid)!r}"
+    if subset:
+        # pycocotools' loadRes asserts the same ("Results do not correspond to current coco set")
+        return ("a subset may leave reference images out, but every result must name one of them "
+                "(pycocoevalcap refuses such a file too): drop the records of other images")
     return "use the image ids of the references (COCO image ids for coco-karpathy-test)"
 
 
@@ -68,8 +86,11 @@ class CaptioningTask(TaskType):
     def load_ground_truth(self, benchmark: Benchmark, files: GroundTruthFiles) -> References:
         return load_references(files.paths["references"])
 
-    def references_benchmark(self, path: Path) -> Benchmark:
-        """An ad-hoc benchmark scoring against any COCO-format caption file (--references)."""
+    def references_benchmark(self, path: Path, subset: bool = False) -> Benchmark:
+        """An ad-hoc benchmark scoring against any COCO-format caption file (--references).
+
+        `subset`: score the images the results caption, as pycocoevalcap's COCOEvalCap does
+        (it evaluates `cocoRes.getImgIds()`), instead of requiring every reference image."""
         from vlbench.tasks.captioning.benchmarks import METRICS
 
         path = Path(path).expanduser().resolve()
@@ -83,6 +104,7 @@ class CaptioningTask(TaskType):
             files=(DataFile("references", str(path), sha256=None, location=DATA_DIR),),
             metrics=METRICS,
             main_score="CIDEr-D",
+            options={SUBSET_OPTION: True} if subset else {},
         )
 
     # ------------------------------------------------------------------ validation
@@ -104,6 +126,7 @@ class CaptioningTask(TaskType):
             return None
         index = {i: k for k, i in enumerate(ground_truth.ids)}
         n = len(index)
+        subset = bool(benchmark.option(SUBSET_OPTION, False))
         where: list[int | None] = [None] * n
         captions: list[str] = [""] * n
         empty: list[str] = []
@@ -128,7 +151,7 @@ class CaptioningTask(TaskType):
                     "unknown_image",
                     pointer("predictions", j, "image_id"),
                     f"image {iid!r:.80} is not one of the {n} images of {benchmark.id}",
-                    _id_hint(iid, index),
+                    _id_hint(iid, index, subset),
                 )
                 continue
             if where[k] is not None:
@@ -154,7 +177,15 @@ class CaptioningTask(TaskType):
             if not cap.strip():
                 empty.append(pointer("predictions", j, "caption"))
         missing = [ground_truth.ids[k] for k in range(n) if where[k] is None]
-        if missing:
+        covered = [k for k in range(n) if where[k] is not None] if subset else None
+        if subset and not covered and issues.total == 0:
+            issues.add(
+                "no_images",
+                "/predictions",
+                f"no caption names one of the {n} images of the references: nothing to score",
+                "give {\"image_id\": ..., \"caption\": ...} records for images of the references file",
+            )
+        if missing and not subset:
             listed = ", ".join(repr(i) for i in missing[:MISSING_LISTED])
             more = f", ... and {len(missing) - MISSING_LISTED} more" if len(missing) > MISSING_LISTED else ""
             issues.add(
@@ -167,11 +198,26 @@ class CaptioningTask(TaskType):
         if empty:
             shown = ", ".join(empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
             warnings.append(f"{len(empty)} empty caption(s) score 0 on every metric: {shown}")
-        return ParsedCaptions(captions, warnings)
+        return ParsedCaptions(captions, warnings, covered)
 
     # ------------------------------------------------------------------ scoring
     def score(self, parsed: ParsedCaptions, ground_truth: References, benchmark: Benchmark) -> TaskScores:
-        return score_captions(parsed.captions, ground_truth, warnings=list(parsed.warnings))
+        if parsed.covered is None:
+            return score_captions(parsed.captions, ground_truth, warnings=list(parsed.warnings))
+        # subset mode: the images the results caption, in the references' order (pycocoevalcap's
+        # order too), with CIDEr's document frequency from their references only, as there
+        keep = parsed.covered
+        refs = References([ground_truth.ids[k] for k in keep], [ground_truth.captions[k] for k in keep],
+                          ground_truth.source_format)
+        scored = score_captions([parsed.captions[k] for k in keep], refs, warnings=list(parsed.warnings))
+        total = ground_truth.n_images
+        scored.n["reference_images"] = total
+        scored.extra["subset"] = {"scored_images": len(keep), "reference_images": total}
+        scored.extra.setdefault("notes", []).insert(
+            0, f"subset mode: scored the {len(keep):,} images the results caption, of the "
+               f"{total:,} images of the references"
+        )
+        return scored
 
     def metrics_from_means(self, benchmark: Benchmark, means: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
         t = means[POPULATION]
@@ -309,6 +355,8 @@ def score_captions(captions: list[str], refs: References, warnings: list[str] | 
     values = np.concatenate([b.reshape(len(refs.ids), -1) for b in blocks], axis=1)
     table = ItemTable([str(i) for i in refs.ids], columns, values)
     extra: dict[str, Any] = {
+        "notes": [CIDER_NAME_NOTE],
+        "pycocoevalcap_names": PYCOCOEVALCAP_NAMES,
         "tokenizer": {"captions": len(flat), "needed_jar": n_jar},
         "cider_document_frequency": f"from the references of the {n} scored images (fixed for bootstrap replicates)",
     }
