@@ -348,6 +348,92 @@ def load_submission_file(
     return LoadedJson(data, digest, size)
 
 
+def _plain(value: Any) -> Any:
+    # numpy and torch values (scalars, arrays, tensors) as the numbers and lists they hold
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and type(value).__module__.split(".")[0] in ("numpy", "torch"):
+        return tolist()
+    raise TypeError(f"a {type(value).__name__} is not JSON")
+
+
+_JSON_KEYS = (str, int, float, bool, type(None))
+
+
+def _first_unserializable(doc: Any) -> tuple[tuple[str | int, ...], str]:
+    """Where and why `json.dumps` refused `doc` (the error path only: it walks the document)."""
+    on_path: set[int] = set()
+
+    def walk(value: Any, where: tuple[str | int, ...]) -> tuple[tuple[str | int, ...], str] | None:
+        if len(where) > 200:
+            return where, "the document is nested more than 200 levels deep"
+        if isinstance(value, float) and not math.isfinite(value):
+            return where, f"{value} is not a finite number (JSON has no NaN or Infinity)"
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 14_000:
+            return where, "an integer with more than 4,300 digits cannot be written as JSON text"
+        if isinstance(value, str | int | float | bool) or value is None:
+            return None
+        if id(value) in on_path:
+            return where, "the document contains itself (a circular reference)"
+        if isinstance(value, dict):
+            on_path.add(id(value))
+            for k, v in value.items():
+                if not isinstance(k, _JSON_KEYS):
+                    return where, f"a key of type {type(k).__name__} cannot be a JSON object key"
+                found = walk(v, (*where, k if isinstance(k, str) else json.dumps(k)))
+                if found:
+                    return found
+            on_path.discard(id(value))
+            return None
+        if isinstance(value, list | tuple):
+            on_path.add(id(value))
+            for i, v in enumerate(value):
+                found = walk(v, (*where, i))
+                if found:
+                    return found
+            on_path.discard(id(value))
+            return None
+        try:
+            return walk(_plain(value), where)
+        except TypeError:
+            return where, f"a value of type {type(value).__name__} is not JSON (use dicts, lists, str, int, float, bool, None)"
+
+    try:
+        found = walk(doc, ())
+    except RecursionError:
+        found = ((), "the document is nested too deeply")
+    return found or ((), "the document cannot be written as JSON")
+
+
+def load_document(doc: Any, issues: IssueList, max_bytes: int = DEFAULT_MAX_BYTES) -> LoadedJson | None:
+    """An in-memory document, read exactly as a file holding it would be.
+
+    It is serialised as `json.dump(doc, file)` would write it (numpy and torch numbers and arrays
+    become numbers and lists), then read back through `loads_strict`, so every check of the file
+    reader applies and two keys that become one string (1 and "1") are duplicate keys. The sha256
+    is that of the serialisation: scoring the object and scoring a file written by `json.dump`
+    give the same record. No temporary file is made.
+    """
+    try:
+        text = json.dumps(doc, allow_nan=False, default=_plain)
+    except (TypeError, ValueError, RecursionError):
+        where, why = _first_unserializable(doc)
+        issues.add("not_json", pointer(*where), why, "predictions must be made of dicts, lists, str, int, float, bool and None")
+        return None
+    raw = text.encode("ascii")
+    if len(raw) > max_bytes:
+        issues.add(
+            "file_too_large",
+            "",
+            f"the document is {len(raw):,} bytes as JSON; the limit is {max_bytes:,}",
+            "submit top-K lists (K >= 10) rather than full rankings, or raise max_bytes",
+        )
+        return None
+    data = loads_strict(raw, issues)
+    if issues:
+        return None
+    return LoadedJson(data, hashlib.sha256(raw).hexdigest(), len(raw))
+
+
 @contextlib.contextmanager
 def gc_paused():
     """Pause the cyclic garbage collector for a bulk load.

@@ -74,8 +74,10 @@ def _message(error: ValidationError) -> str:
     if kind == "type":
         return f"expected {_expected_types(spec)}, found {_found(value)}"
     if kind == "required" and isinstance(value, dict):
-        missing = [k for k in spec if k not in value]
-        return "missing required field " + ", ".join(json.dumps(k) for k in missing)
+        # jsonschema makes one error per missing field and names it only in its message
+        missing = [k for k in spec if k not in value and error.message == f"{k!r} is a required property"]
+        missing = missing or [k for k in spec if k not in value]
+        return f"missing required field {', '.join(json.dumps(k) for k in missing)}"
     if kind == "additionalProperties" and isinstance(value, dict):
         allowed = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
         extra = [k for k in value if k not in allowed]

@@ -83,7 +83,7 @@ def score_validated(
 
 
 def score_file(
-    path: str | os.PathLike,
+    path: str | os.PathLike | LoadedJson,
     *,
     benchmark_id: str | None = None,
     data_dir: str | os.PathLike | None = None,
@@ -114,7 +114,7 @@ def score_file(
 
 
 def validate_input(
-    path: str | os.PathLike,
+    path: str | os.PathLike | LoadedJson,
     *,
     benchmark_id: str | None = None,
     data_dir: str | os.PathLike | None = None,
@@ -140,8 +140,12 @@ def validate_input(
         )[0]
 
 
+# The name an in-memory document (vlbench.score / vlbench.validate) goes by in reports.
+IN_MEMORY = "<in-memory predictions>"
+
+
 def _validate_input(
-    path: str | os.PathLike,
+    path: str | os.PathLike | LoadedJson,
     input_format: str | None,
     strict: bool,
     benchmark_id: str | None,
@@ -152,9 +156,12 @@ def _validate_input(
     benchmark_override: Benchmark | None,
 ) -> tuple[ValidatedSubmission, str | None]:
     issues = IssueList(limit=max_errors)
-    loaded = load_submission_file(path, issues, max_bytes, max_decompressed)
+    if isinstance(path, LoadedJson):  # already read from memory (jsonio.load_document)
+        loaded, source = path, IN_MEMORY
+    else:
+        loaded, source = load_submission_file(path, issues, max_bytes, max_decompressed), str(path)
     if loaded is None:
-        raise InvalidSubmission(issues, str(path))
+        raise InvalidSubmission(issues, source)
     try:
         fmt = _format_of(loaded.data, input_format, benchmark_id, benchmark_override)
         if fmt is None:
@@ -173,7 +180,7 @@ def _validate_input(
             if issues:
                 raise InvalidSubmission(issues)
     except InvalidSubmission as exc:
-        exc.source = str(path)
+        exc.source = source
         raise
     return sub, fmt
 

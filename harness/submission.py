@@ -139,6 +139,7 @@ def validate_document(
     if env is None:
         raise InvalidSubmission(issues)
     schema_issues(env, ENVELOPE_SCHEMA, issues)
+    meta_issues(env.get("meta"), issues)
 
     claimed = env.get("benchmark")
     benchmark: Benchmark | None = None
@@ -170,7 +171,6 @@ def validate_document(
         )
     if "predictions" not in env:
         raise InvalidSubmission(issues)
-    meta_issues(env.get("meta"), issues)
     predictions = env["predictions"]
     structure = task.fast_structure(predictions, benchmark)
     if not structure.ok:

@@ -1,0 +1,224 @@
+"""The Python API: score and validate from a notebook or a training loop.
+
+    import vlbench
+    record = vlbench.score("submissions/mini-retrieval/random.json")
+    record = vlbench.score({"image_to_text": ..., "text_to_image": ...}, benchmark="coco-5k")
+
+The same pipeline as the command line, with the same checks and the same `ResultRecord`. An
+in-memory document (a dict or list, numpy/torch values allowed) is read exactly as a file written
+by `json.dump` would be, without a temporary file. Errors are the CLI's: `UsageError` (bad
+arguments, missing file or ground truth: the CLI's exit code 2) and `InvalidSubmission`
+(every problem found, in `.issues`: exit code 1).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vlbench.errors import InvalidSubmission, Issue, IssueList, UsageError, plural, shorten
+from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED, LoadedJson, load_document
+from vlbench.registry import Benchmark, registry
+from vlbench.results import ResultRecord
+
+# Bounds of the numeric options, shared with the command line: past them a run cannot be meant
+# (a trillion resamples would need terabytes) and a negative count has no meaning.
+MAX_RESAMPLES = 100_000
+MAX_SEED = 2**63 - 1
+MAX_FILE_BYTES = 2**40
+MAX_ERRORS = 1_000_000
+
+Source = str | os.PathLike | dict | list
+
+
+@dataclass
+class ValidationReport:
+    """What `validate` found. True when valid; `str()` is the CLI's report."""
+
+    source: str
+    valid: bool
+    benchmark: str | None
+    errors: list[Issue] = field(default_factory=list)
+    error_count: int = 0
+    counts_by_code: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    _report: str = field(default="", repr=False)
+
+    def __bool__(self) -> bool:
+        return self.valid
+
+    def __str__(self) -> str:
+        if self.valid:
+            return f"VALID: {self.source} is a valid {self.benchmark} submission"
+        return f"INVALID: {self.source}: {plural(self.error_count, 'problem')} found\n{self._report}"
+
+
+def check_count(name: str, value: Any, low: int, high: int) -> int:
+    """A whole number in [low, high], else a UsageError naming the option."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        # numpy integers are fine; anything else (floats included) is refused, not rounded
+        if type(value).__module__ == "numpy" and hasattr(value, "item") and isinstance(value.item(), int):
+            value = value.item()
+        else:
+            raise UsageError(f"{name} must be a whole number, not {shorten(value, 40)}")
+    if not low <= value <= high:
+        raise UsageError(f"{name} is {value}; it must be between {low:,} and {high:,}")
+    return value
+
+
+def benchmarks() -> list[Benchmark]:
+    """Every registered benchmark (id, task, version, metrics, main score, ...), by task and id."""
+    return sorted(registry().benchmarks.values(), key=lambda b: (b.task, b.id))
+
+
+def _options(
+    benchmark: str | None,
+    data_dir: str | os.PathLike | None,
+    references: str | os.PathLike | None,
+    input_format: str | None,
+    strict: bool,
+    max_bytes: int,
+    max_decompressed: int,
+    max_errors: int,
+) -> dict[str, Any]:
+    if benchmark is not None and not isinstance(benchmark, str):
+        raise UsageError(f"benchmark must be a benchmark id (a string), not {shorten(benchmark, 40)}")
+    if input_format is not None and not isinstance(input_format, str):
+        raise UsageError(f"format must be a string, not {shorten(input_format, 40)}")
+    for name, value in (("data_dir", data_dir), ("references", references)):
+        if value is not None and not isinstance(value, str | os.PathLike):
+            raise UsageError(f"{name} must be a path, not {shorten(value, 40)}")
+    override = None
+    if references is not None:
+        task = registry().tasks.get("captioning")
+        if task is None or not hasattr(task, "references_benchmark"):
+            raise UsageError("references needs the captioning task, which is not installed")
+        override = task.references_benchmark(Path(references))
+    return {
+        "benchmark_id": benchmark,
+        "data_dir": data_dir,
+        "max_bytes": check_count("max_bytes", max_bytes, 1, MAX_FILE_BYTES),
+        "max_decompressed": check_count("max_decompressed", max_decompressed, 1, MAX_FILE_BYTES),
+        "max_errors": check_count("max_errors", max_errors, 1, MAX_ERRORS),
+        "benchmark_override": override,
+        "input_format": input_format,
+        "strict": bool(strict),
+    }
+
+
+def _input(source: Source, options: dict[str, Any]) -> str | os.PathLike | LoadedJson:
+    """A path as it is; a dict or list read through the file reader's checks, in memory."""
+    if isinstance(source, str | os.PathLike):
+        return source
+    if isinstance(source, bytes | bytearray):
+        raise UsageError("pass a path or a parsed document (dict or list), not bytes: "
+                         "decode JSON text with json.loads first")
+    if not isinstance(source, dict | list | tuple):
+        raise UsageError(f"expected a path or a document (dict or list), not a {type(source).__name__}")
+    from vlbench.scoring import IN_MEMORY
+
+    issues = IssueList(limit=options["max_errors"])
+    loaded = load_document(source, issues, options["max_bytes"])
+    if loaded is None:
+        raise _annotated(InvalidSubmission(issues, IN_MEMORY))
+    return loaded
+
+
+def _annotated(exc: InvalidSubmission) -> InvalidSubmission:
+    # A notebook shows str(exc) (the header) and the notes: put the listed problems there.
+    if hasattr(exc, "add_note") and not getattr(exc, "__notes__", None):
+        exc.add_note(exc.issues.report())
+    return exc
+
+
+def validate(
+    predictions_or_path: Source,
+    *,
+    benchmark: str | None = None,
+    data_dir: str | os.PathLike | None = None,
+    references: str | os.PathLike | None = None,
+    format: str | None = None,  # noqa: A002 - the CLI's option name
+    strict: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+    max_errors: int = 50,
+) -> ValidationReport:
+    """Check a submission (a path, or an envelope / bare predictions document in memory).
+
+    Returns a report (falsy when invalid) listing every problem, as `vlbench validate` does.
+    A bare predictions document needs `benchmark`. Raises `UsageError` for what is not the
+    submission's fault (unknown benchmark, missing file or ground truth, bad arguments).
+    """
+    from vlbench.scoring import IN_MEMORY, validate_input
+
+    options = _options(benchmark, data_dir, references, format, strict, max_bytes, max_decompressed, max_errors)
+    try:
+        sub = validate_input(_input(predictions_or_path, options), **options)
+    except InvalidSubmission as exc:
+        d = exc.issues.to_dict()
+        return ValidationReport(
+            source=exc.source,
+            valid=False,
+            benchmark=benchmark,
+            errors=list(exc.issues),
+            error_count=exc.issues.total,
+            counts_by_code=d["counts_by_code"],
+            notes=list(exc.issues.notes),
+            _report=exc.issues.report(),
+        )
+    name = str(predictions_or_path) if isinstance(predictions_or_path, str | os.PathLike) else IN_MEMORY
+    return ValidationReport(source=name, valid=True, benchmark=sub.benchmark.id)
+
+
+def score(
+    predictions_or_path: Source,
+    *,
+    benchmark: str | None = None,
+    data_dir: str | os.PathLike | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    out: str | os.PathLike | None = None,
+    references: str | os.PathLike | None = None,
+    format: str | None = None,  # noqa: A002 - the CLI's option name
+    strict: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+    max_errors: int = 50,
+) -> ResultRecord:
+    """Validate and score a submission; returns the `ResultRecord` that `vlbench score` writes.
+
+    `bootstrap` resamples give `ci95` (0: none), seeded by `seed`. With `out`, the record and its
+    per-item file are written as `vlbench score --out` writes them (both or neither). Raises
+    `InvalidSubmission` (every problem in `.issues`) or `UsageError`.
+    """
+    from vlbench.jsonio import check_output_path
+    from vlbench.scoring import score_file, write_evaluation
+
+    bootstrap = check_count("bootstrap", bootstrap, 0, MAX_RESAMPLES)
+    seed = check_count("seed", seed, 0, MAX_SEED)
+    options = _options(benchmark, data_dir, references, format, strict, max_bytes, max_decompressed, max_errors)
+    if out is not None:
+        if not isinstance(out, str | os.PathLike):
+            raise UsageError(f"out must be a path, not {shorten(out, 40)}")
+        check_output_path(out, "result record")
+    try:
+        evaluation = score_file(_input(predictions_or_path, options), bootstrap=bootstrap, seed=seed, **options)
+    except InvalidSubmission as exc:
+        raise _annotated(exc) from None
+    if out is not None:
+        write_evaluation(evaluation, out)
+    return evaluation.result
+
+
+__all__ = [
+    "InvalidSubmission",
+    "Issue",
+    "ResultRecord",
+    "UsageError",
+    "ValidationReport",
+    "benchmarks",
+    "score",
+    "validate",
+]
