@@ -130,6 +130,39 @@ def test_cli_score_with_references(tmp_path, refs_file, capsys, monkeypatch):
     assert (tmp_path / rec["per_item"]).exists()
 
 
+def test_cli_subset_scores_the_captioned_images(tmp_path, refs_file, capsys, monkeypatch):
+    """--subset: 2 of the 3 reference images captioned score as a references file of those two
+    alone; the coverage is printed and recorded; without --subset the file is refused."""
+    monkeypatch.setenv("VLBENCH_JAVA", "none")
+    two = {i: IMAGES[i] for i in (391895, 184613)}
+    preds = tmp_path / "results.json"
+    preds.write_text(json.dumps([{"image_id": i, "caption": c[-1].upper()} for i, c in reversed(two.items())]))
+    only_two = tmp_path / "two.json"
+    only_two.write_text(json.dumps(coco_captions_doc(two)))
+    out, full = tmp_path / "subset.json", tmp_path / "full.json"
+    args = ["score", str(preds), "--bootstrap", "20"]
+    assert main([*args, "--references", str(refs_file), "--subset", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "scored the 2 images the results caption, of the 3 images of the references" in printed
+    assert 'CIDEr-D is the score pycocoevalcap reports as "CIDEr"' in printed
+    assert main([*args, "--references", str(only_two), "--out", str(full)]) == 0
+    rec, ref = json.loads(out.read_text()), json.loads(full.read_text())
+    assert rec["scores"] == ref["scores"] and rec["ci95"] == ref["ci95"]
+    assert rec["n"] == {"images": 2, "references": 5, "reference_images": 3}
+    assert rec["extra"]["subset"] == {"scored_images": 2, "reference_images": 3}
+    assert "subset" not in ref["extra"] and rec["extra"]["pycocoevalcap_names"]["CIDEr-D"] == "CIDEr"
+    capsys.readouterr()
+    assert main([*args, "--references", str(refs_file)]) == 1  # full coverage is the default
+    assert "missing_images" in capsys.readouterr().err
+    # --subset is for a references file: a benchmark is scored on all its images
+    assert main([*args, "--benchmark", "mini-captions", "--subset"]) == 2
+    assert "--subset needs --references" in capsys.readouterr().err
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    assert main(["score", str(empty), "--references", str(refs_file), "--subset"]) == 1
+    assert "no_images" in capsys.readouterr().err
+
+
 def test_prepare_coco_karpathy_from_folder(tmp_path):
     src = tmp_path / "coco"
     src.mkdir()
