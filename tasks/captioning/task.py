@@ -66,7 +66,7 @@ class ParsedCaptions:
 
 
 def _id_hint(iid: Any, known: Mapping[Any, int], subset: bool = False) -> str:
-    if isinstance(iid, str) and iid.strip().isdigit() and int(iid) in known:
+    if isinstance(iid, str) and iid.strip().isascii() and iid.strip().isdigit() and len(iid) <= 20 and int(iid) in known:
         return f"the references use integer ids: write {int(iid)}, not {iid!r}"
     if isinstance(iid, int) and str(iid) in known:
         return f"the references use string ids: write {str(iid)!r}"
