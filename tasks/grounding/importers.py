@@ -21,9 +21,11 @@ import argparse
 import json
 import math
 import sys
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from vlbench.errors import InvalidSubmission, IssueList, UsageError, VlbenchError, pointer
 from vlbench.jsonio import load_submission_file
@@ -40,9 +42,41 @@ _RECORD_HINT = "each record is {\"image_id\", \"sentence_id\", \"boxes\"}"
 def _as_id(value: Any) -> str | None:
     if type(value) is int and value >= 0:
         return str(value)
-    if type(value) is str and value.isascii() and value.isdigit():
+    if type(value) is str and value.isascii() and value.isdigit() and len(value) <= 20:
         return str(int(value))
     return None
+
+
+class RecordKeys(Sequence[tuple[str | int, ...]]):
+    """JSON pointer parts `(record, "boxes", j)` of each phrase list, made only when asked for
+    (they are needed for problems, which are rare, and there are tens of thousands of lists)."""
+
+    def __init__(self) -> None:
+        self.first: list[int] = []  # index of the first phrase list of each kept record
+        self.record: list[int] = []  # that record's index in the file
+        self.total = 0
+
+    def add(self, record: int, n: int) -> None:
+        self.first.append(self.total)
+        self.record.append(record)
+        self.total += n
+
+    def __len__(self) -> int:
+        return self.total
+
+    @overload
+    def __getitem__(self, e: int) -> tuple[str | int, ...]: ...
+    @overload
+    def __getitem__(self, e: slice) -> list[tuple[str | int, ...]]: ...
+    def __getitem__(self, e: int | slice) -> Any:
+        if isinstance(e, slice):
+            return [self[i] for i in range(*e.indices(self.total))]
+        if e < 0:
+            e += self.total
+        if not 0 <= e < self.total:
+            raise IndexError(e)
+        k = bisect_right(self.first, e) - 1
+        return (self.record[k], "boxes", e - self.first[k])
 
 
 @dataclass
@@ -51,12 +85,9 @@ class Records:
 
     rows: list[int] = field(default_factory=list)  # phrase row of each phrase list
     box_lists: list[Any] = field(default_factory=list)  # that phrase's boxes, as given
-    keys: list[tuple[str | int, ...]] = field(default_factory=list)  # JSON pointer parts of it
-    first_words: list[str] = field(default_factory=list)
-    images: list[str] = field(default_factory=list)
-    sentences: list[str] = field(default_factory=list)
-    # That phrase's `scores` (one per box), or None when the record has none or they are unusable.
-    scores: list[list | None] = field(default_factory=list)
+    keys: RecordKeys = field(default_factory=RecordKeys)  # JSON pointer parts of each list
+    # Phrase list index -> its `scores` (one finite number per box), for the lists that have them.
+    scores: dict[int, list] = field(default_factory=dict)
     repeated: int = 0  # records repeating an earlier one exactly (ignored, as MDETR)
     ignored: int = 0  # records of sentences without a gradable phrase (ignored, as MDETR)
     bad_scores: int = 0  # phrases whose scores are not one finite number per box (ignored)
@@ -135,27 +166,23 @@ def read_records(records: Any, gt: GroundTruth, issues: IssueList) -> Records:
                        "(MDETR's tokens_positive_eval)")
             continue
         # A sentence's phrase rows are consecutive and in sentence order (the ground truth is
-        # built phrase by phrase), so list j belongs to row start + j.
+        # built phrase by phrase), and so are MDETR's lists: list j belongs to row start + j.
         start = min(phrases.values())
+        first = len(out.rows)
+        out.rows.extend(range(start, start + len(boxes)))
+        out.box_lists.extend(boxes)
+        out.keys.add(i, len(boxes))
         scores = rec.get("scores")
-        if scores is not None and (type(scores) is not list or len(scores) != len(boxes)):
+        if scores is None:
+            continue
+        if type(scores) is not list or len(scores) != len(boxes):
             out.bad_scores += len(boxes)
-            scores = None
-        ordered = list(phrases) if len(phrases) == 1 else sorted(phrases, key=phrases.__getitem__)
-        for j, first_word in enumerate(ordered):
-            out.rows.append(start + j)
-            out.box_lists.append(boxes[j])
-            out.keys.append((i, "boxes", j))
-            out.first_words.append(first_word)
-            out.images.append(image)
-            out.sentences.append(sentence)
-            phrase_scores = None
-            if scores is not None:
-                phrase_scores = scores[j]
-                if not _scores_ok(phrase_scores, boxes[j]):
-                    out.bad_scores += 1
-                    phrase_scores = None
-            out.scores.append(phrase_scores)
+            continue
+        for j, (phrase_scores, phrase_boxes) in enumerate(zip(scores, boxes, strict=True)):
+            if _scores_ok(phrase_scores, phrase_boxes):
+                out.scores[first + j] = phrase_scores
+            else:
+                out.bad_scores += 1
     return out
 
 
@@ -171,8 +198,8 @@ def _scores_ok(scores: Any, boxes: Any) -> bool:
 def scores_not_sorted(records: Records) -> int:
     """Phrases whose usable scores are not non-increasing (the box order still ranks)."""
     return sum(
-        1 for s in records.scores
-        if s is not None and not all(a >= b for a, b in zip(s, s[1:], strict=False))
+        1 for s in records.scores.values()
+        if not all(a >= b for a, b in zip(s, s[1:], strict=False))
     )
 
 
@@ -193,13 +220,12 @@ def from_mdetr(records: Any, gt: GroundTruth, issues: IssueList | None = None) -
 
 def to_predictions(read: Records, gt: GroundTruth) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for row, boxes, image, sentence, first_word, scores in zip(
-        read.rows, read.box_lists, read.images, read.sentences, read.first_words, read.scores,
-        strict=True,
-    ):
+    for e, (row, boxes) in enumerate(zip(read.rows, read.box_lists, strict=True)):
         entry: dict[str, Any] = {"boxes": boxes, "phrase_id": gt.p_chain_id[row]}
-        if scores is not None:
-            entry["scores"] = scores
+        if e in read.scores:
+            entry["scores"] = read.scores[e]
+        image = gt.image_ids[gt.p_image[row]]
+        sentence, first_word = str(gt.p_sentence[row]), str(gt.p_first_word[row])
         out.setdefault(image, {}).setdefault(sentence, {})[first_word] = entry
     return out
 

@@ -207,6 +207,9 @@ class Parsed:
     outside: BoxesOutside | None = None
     # Notes on what was tolerated while reading another tool's format (duplicates, scores).
     notes: list[str] = field(default_factory=list)
+    # JSON pointer of the predictions in the file: "/predictions" in an envelope, the document
+    # itself in another tool's format.
+    root: str = "/predictions"
 
 
 @dataclass(frozen=True)
@@ -311,6 +314,7 @@ def assemble(
     ignored: int = 0,
     unsorted: int = 0,
     walk: _Walk | None = None,
+    root: str = "/predictions",
 ) -> Parsed:
     """Flat arrays from one box list per phrase entry (`rows[e]`, JSON pointer parts of the list
     `keys[e]`), with the box checks. Malformed box lists are skipped (the caller reported them).
@@ -336,7 +340,7 @@ def assemble(
     rank = np.arange(len(boxes)) - np.repeat(np.cumsum(counts) - counts, counts)
     row_arr = np.asarray(rows, dtype=np.int64)
     phrase = row_arr[entry_of_box]
-    outside = _check_boxes(boxes, phrase, entry_of_box, rank, keys, gt, benchmark, issues)
+    outside = _check_boxes(boxes, phrase, entry_of_box, rank, keys, gt, benchmark, issues, root)
     nonempty = counts > 0
     return Parsed(
         boxes=boxes,
@@ -349,6 +353,7 @@ def assemble(
         scores_not_sorted=unsorted,
         covered_rows=row_arr,
         outside=outside,
+        root=root,
     )
 
 
@@ -370,7 +375,7 @@ def parse_mdetr(records: Any, gt: GroundTruth, benchmark: Benchmark, issues: Iss
         for key, boxes in zip(read.keys, box_lists, strict=True):
             _report_box_list(boxes, key, issues)
     parsed = assemble(read.rows, read.keys, box_lists, gt, benchmark, issues,
-                      ignored=read.ignored, unsorted=scores_not_sorted(read), walk=walk)
+                      ignored=read.ignored, unsorted=scores_not_sorted(read), walk=walk, root="")
     parsed.notes = read.notes()
     return parsed
 
@@ -389,7 +394,7 @@ def _report_box_list(boxes: Any, key: tuple[str | int, ...], issues: IssueList) 
 
 def _unknown_image(image_key: str, gt: GroundTruth, issues: IssueList) -> None:
     hint = f"image ids are those of the {gt.split} split file ({len(gt.image_ids)} images)"
-    if image_key.isdigit() and str(int(image_key)) in gt.lookup:
+    if image_key.isascii() and image_key.isdigit() and len(image_key) <= 20 and str(int(image_key)) in gt.lookup:
         hint = f"write the id without leading zeros: {int(image_key)}"
     elif image_key.endswith(".jpg"):
         hint = "use the bare image id, without .jpg"
@@ -431,6 +436,7 @@ def _check_boxes(
     gt: GroundTruth,
     benchmark: Benchmark,
     issues: IssueList,
+    root: str = "/predictions",
 ) -> BoxesOutside | None:
     """Refuse non-finite and inverted boxes (MDETR would score them as NaN or odd IoUs) and
     all-normalised files; count, not refuse, boxes extending past the image: MDETR's own
@@ -450,7 +456,7 @@ def _check_boxes(
     if finite.all() and np.abs(boxes).max() <= 1.0:
         issues.add(
             "normalised_coordinates",
-            "/predictions",
+            root,
             "every coordinate in the file is between -1 and 1: these look like normalised "
             "coordinates",
             "boxes are in pixels of the original image: multiply x by the image width and y by "
@@ -517,8 +523,16 @@ def coverage(parsed: Parsed, gt: GroundTruth) -> dict[str, int]:
     """Gradable sentences and phrases with an entry in the submission (an empty box list
     counts as an entry: it is an explicit miss), out of those in the ground truth."""
     rows = parsed.covered_rows
-    sentences = len(np.unique(gt.p_image[rows] * (1 + max(gt.n_sentences, default=0))
-                              + gt.p_sentence[rows])) if len(rows) else 0
+    sentences = 0
+    if len(rows):
+        # Rows are grouped sentence by sentence: number the sentences along the rows.
+        image, sentence = gt.p_image, gt.p_sentence
+        starts = np.ones(len(image), dtype=bool)
+        starts[1:] = (image[1:] != image[:-1]) | (sentence[1:] != sentence[:-1])
+        sentence_of_row = np.cumsum(starts) - 1
+        seen = np.zeros(int(sentence_of_row[-1]) + 1, dtype=bool)
+        seen[sentence_of_row[rows]] = True
+        sentences = int(seen.sum())
     return {"sentences": sentences, "sentences_total": gt.n_sentences_scored,
             "phrases": len(rows), "phrases_total": gt.n_phrases}
 
@@ -532,7 +546,7 @@ def partial_issues(parsed: Parsed, gt: GroundTruth) -> list[Issue]:
         return []
     return [Issue(
         "partial_submission",
-        "/predictions",
+        parsed.root,
         f"the submission covers {c['sentences']:,} of {c['sentences_total']:,} sentences and "
         f"{c['phrases']:,} of {c['phrases_total']:,} phrases; the {missing:,} phrases left out "
         "are scored as misses",

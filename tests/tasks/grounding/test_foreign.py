@@ -201,7 +201,13 @@ def test_partial_file_warns_and_strict_refuses(data_dir, tmp_path):
                                           "phrases": 2, "phrases_total": 7}
     with pytest.raises(InvalidSubmission) as exc:
         score_file(src, benchmark_id=BENCH, data_dir=data_dir, bootstrap=0, strict=True)
-    assert exc.value.issues.codes() == {"partial_submission"}
+    # The pointer is the document: an MDETR file has no /predictions.
+    assert [(i.code, i.pointer) for i in exc.value.issues] == [("partial_submission", "")]
+
+
+def test_normalised_coordinates_point_at_the_document(data_dir, tmp_path):
+    records = [{"image_id": 200, "sentence_id": 0, "boxes": [[[0.2, 0.2, 0.6, 0.6]]]}]
+    assert issues(data_dir, tmp_path, records) == [("normalised_coordinates", "")]
 
 
 def test_other_tasks_read_no_foreign_format():
@@ -210,3 +216,23 @@ def test_other_tasks_read_no_foreign_format():
     assert task.foreign_formats == () and task.detect_format([], benchmark) is None
     with pytest.raises(UsageError):
         task.check_foreign("mdetr", [], None, benchmark, None)
+
+
+def test_score_table_is_tabulates_simple_format(data_dir, tmp_path, capsys):
+    # `vlbench score` prints its table without importing tabulate (start-up time): same text.
+    from tabulate import tabulate
+
+    from vlbench.cli import simple_table
+
+    assert vlbench(["score", str(write(tmp_path, MDETR)), "--benchmark", BENCH, "--data-dir",
+                    str(data_dir), "--bootstrap", "20"]) == 0
+    printed = capsys.readouterr().out.splitlines()[1:]
+    table = printed[: printed.index("")]
+    headers = ["metric", "value", "95% CI"]
+    rows = [[line[: table[1].index(" ")].strip(), *line[table[1].index(" "):].split(None, 1)]
+            for line in table[2:]]
+    rows = [r + [""] * (3 - len(r)) for r in rows]
+    assert len(rows) == 72 and "\n".join(table) == tabulate(rows, headers=headers,
+                                                             disable_numparse=True)
+    assert simple_table(rows, headers) == tabulate(rows, headers=headers, disable_numparse=True)
+    assert simple_table([], headers) == tabulate([], headers=headers, disable_numparse=True)
