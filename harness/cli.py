@@ -11,8 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tabulate import tabulate
-
 from vlbench import __version__
 from vlbench.errors import InvalidSubmission, UsageError, VlbenchError, clip
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
@@ -196,6 +194,8 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
+        from tabulate import tabulate
+
         print(tabulate([{k: v for k, v in r.items() if k != "description"} for r in rows], headers="keys", disable_numparse=True))
         print(f"\ndata folder: {args.data_dir or default_data_dir()}")
     return EXIT_OK
@@ -236,7 +236,18 @@ def _score_table(result: ResultRecord, benchmark: Benchmark) -> str:
         ci_text = f"[{metric.format(ci[0])}, {metric.format(ci[1])}]" if ci else ""
         unit = "%" if metric.display == "percent" else ""
         rows.append([key + (" *" if key == result.main_score else ""), metric.format(value) + unit, ci_text])
-    return tabulate(rows, headers=["metric", "value", "95% CI"], disable_numparse=True)
+    return simple_table(rows, ["metric", "value", "95% CI"])
+
+
+def simple_table(rows: list[list[str]], headers: list[str]) -> str:
+    """tabulate's "simple" format for text cells, without importing tabulate (and wcwidth,
+    importlib.metadata): `vlbench score` prints one table, and start-up is most of its time."""
+    widths = [max([len(h) + 2, *(len(r[j]) for r in rows)]) for j, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    return "\n".join([line(headers), "  ".join("-" * w for w in widths), *map(line, rows)])
 
 
 def _check_out(out: str | None, submission: str) -> None:
@@ -321,6 +332,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         table.append([r.metric, metric.format(r.a), metric.format(r.b), metric.format(r.difference),
                       f"[{metric.format(r.ci95[0])}, {metric.format(r.ci95[1])}]", f"{r.p_value:.4f}"])
     print(f"A = {a.meta.get('method', args.result_a)}, B = {b.meta.get('method', args.result_b)}")
+    from tabulate import tabulate
+
     print(tabulate(table, headers=["metric", "A", "B", "A-B", "95% CI of A-B", "p"], disable_numparse=True))
     return EXIT_OK
 
@@ -438,23 +451,27 @@ def _main(typed: list[str]) -> int:
     except BrokenPipeError:
         raise
     except VlbenchError as exc:
-        message, code = str(exc), exc.exit_code
+        failure, message, code = exc, str(exc), exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except MemoryError:
+    except MemoryError as exc:
+        failure = exc
         message = ("not enough memory for this run; free memory, or use smaller values of "
                    "--bootstrap or --max-bytes")
-    except RecursionError:
+    except RecursionError as exc:
+        failure = exc
         message = "the input is nested too deeply to process; check how the file was produced"
     except OSError as exc:  # the environment: permissions, a full disk, a vanished file
+        failure = exc
         where = f" {exc.filename}" if exc.filename else ""
         message = f"cannot access{where}: {exc.strerror or exc}"
     except Exception as exc:  # a bug; keep the traceback behind --debug
+        failure = exc
         message = (f"internal error ({type(exc).__name__}: {clip(str(exc), 300)}); this is a bug in "
                    "vlbench: please report it with the output of --debug")
     if args.debug:
-        traceback.print_exc()
+        traceback.print_exception(type(failure), failure, failure.__traceback__)
     print(f"error: {message}", file=sys.stderr)
     return code
 
