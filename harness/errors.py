@@ -57,8 +57,12 @@ def shorten(value: Any, limit: int = ECHO_LIMIT) -> str:
 
     def render(v: Any, depth: int) -> bool:
         if isinstance(v, str):
-            if len(v) > limit:
-                return emit(json.dumps(v[:limit], ensure_ascii=False)[:-1] + f'..." ({len(v):,} characters)')
+            room = max(budget[0] - 2, 8)
+            if len(v) > room:
+                # the head of the string, then its true length (kept whatever the budget left)
+                parts.append(json.dumps(v[:room], ensure_ascii=False)[:-1] + f'..." ({len(v):,} characters)')
+                budget[0] = 0
+                return False
             return emit(json.dumps(v, ensure_ascii=False))
         if v is None or isinstance(v, bool):
             return emit(json.dumps(v))
@@ -132,7 +136,9 @@ class IssueList:
         self.total += 1
         self.by_code[code] += 1
         if len(self.kept) < self.limit:
-            self.kept.append(Issue(code, clip(ptr, 300), clip(message), clip(hint)))
+            # a pointer is shortened without spaces, so that it still reads as one token
+            short_ptr = ptr if len(ptr) <= 300 else f"{ptr[:180]}...{ptr[-100:]}"
+            self.kept.append(Issue(code, short_ptr, clip(message), clip(hint)))
 
     def stop_note(self, note: str) -> None:
         """Record that a check stopped before the end of the document (said in the report)."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vlbench.errors import InvalidSubmission, IssueList, UsageError, pointer
+from vlbench.errors import InvalidSubmission, IssueList, UsageError, pointer, shorten
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_DECOMPRESSED = 1024 * 1024 * 1024
@@ -232,6 +232,8 @@ def open_regular(path: str | os.PathLike[str], what: str = "submission") -> tupl
         raise UsageError(f"{path} is a folder, not a {what} file") from None
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError:  # a NUL character: no file system has such a name
+        raise UsageError(f"{shorten(str(path))} is not a usable file name (it holds a NUL character)") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
