@@ -155,13 +155,20 @@ def parse_karpathy(doc: Mapping[str, Any]) -> list[KarpathyImage]:
     if not isinstance(doc, Mapping) or not isinstance(doc.get("images"), list):
         raise UsageError("not a Karpathy split file: expected {\"images\": [...]} at the top level")
     images = []
-    for entry in doc["images"]:
-        iid = image_id(entry)
-        sentences = entry.get("sentences", [])
-        by_id = {int(s["sentid"]): s for s in sentences}
-        # `sentids` fixes the caption order (the ECCV/VSE++ convention keeps sentids[:5]).
-        order = [int(s) for s in entry.get("sentids", by_id)]
-        captions = tuple(Caption(str(sid), iid, str(by_id[sid].get("raw", ""))) for sid in order if sid in by_id)
+    for n, entry in enumerate(doc["images"]):
+        try:
+            iid = image_id(entry)
+            sentences = entry.get("sentences", [])
+            by_id = {int(s["sentid"]): s for s in sentences}
+            # `sentids` fixes the caption order (the ECCV/VSE++ convention keeps sentids[:5]).
+            order = [int(s) for s in entry.get("sentids", by_id)]
+            captions = tuple(Caption(str(sid), iid, str(by_id[sid].get("raw", ""))) for sid in order if sid in by_id)
+        except KeyError as exc:  # a damaged or foreign file: one sentence, not a traceback
+            raise UsageError(f"not a Karpathy split file: images[{n}] has no {exc.args[0]!r} field "
+                             "(each image needs filename or cocoid, sentids and sentences with sentid)") from None
+        except (AttributeError, TypeError, ValueError):
+            raise UsageError(f"not a Karpathy split file: images[{n}] is not an image record with integer "
+                             "sentids and sentences with integer sentid") from None
         images.append(KarpathyImage(iid, str(entry.get("split", "")), str(entry.get("filename", "")), captions))
     return images
 

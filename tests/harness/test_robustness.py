@@ -281,6 +281,20 @@ def test_long_digit_strings_as_ids(capsys, tmp_path: Path) -> None:
         assert code == 1 and len(err) < 20_000
 
 
+@pytest.mark.parametrize(
+    "images",
+    [[{"split": "test"}], [5], [{"filename": "1.jpg", "split": "test", "sentences": [{"sentid": "x"}]}],
+     [{"filename": "1.jpg", "split": "test", "sentences": [{"raw": "a"}]}]],
+)
+def test_damaged_karpathy_file_is_a_sentence(capsys, tmp_path: Path, images: list) -> None:
+    (tmp_path / "dataset_coco.json").write_text(json.dumps({"images": images}))
+    for force in ([], ["--force"]):
+        code, out, err = run(capsys, "data", "prepare", "coco-5k", "--source", str(tmp_path),
+                             "--data-dir", str(tmp_path / "data"), *force)
+        assert_clean(code, out, err)
+        assert code == 2 and not (tmp_path / "data").exists()
+
+
 # --- compare ----------------------------------------------------------------------------------
 
 
