@@ -26,9 +26,20 @@ digit; `KEEP_PERIOD` lists the words, in the three cases tested against the jar.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from vlbench.tasks.captioning.ptb import ABBREVIATIONS, PUNCTUATIONS, SPLIT_WORDS
+from vlbench.tasks.captioning.ptb_chars import (
+    DELETE,
+    DROPPED,
+    DROPPED_TOKENS,
+    LETTER,
+    SPACE,
+    SPACES,
+    SYMBOL,
+    char_class,
+)
+
+_BLANKS = " \t" + "".join(sorted(SPACES))  # the lexer's blanks (its sentence-end look-ahead)
 
 # Words that keep a following period in every context (all of lower, Capitalised and UPPER case),
 # measured with the jar over the abbreviation list of `ptb.ABBREVIATIONS`.
@@ -69,7 +80,7 @@ _ODD_LETTERS = frozenset("\u0130\u03a3\u01c4\u01c5\u01c6\u01c7\u01c8\u01c9\u01ca
 def _is_letter(c: str) -> bool:
     if c.isascii():
         return c.isalpha()
-    return unicodedata.category(c) in ("Lu", "Ll", "Lo") and c not in _ODD_LETTERS and len(c.lower()) == 1
+    return char_class(c) == LETTER and c not in _ODD_LETTERS and len(c.lower()) == 1
 
 
 def _is_alnum(c: str) -> bool:
@@ -127,6 +138,10 @@ def _word_tokens(word: str, out: list[str]) -> bool:
     return True
 
 
+_UPPER_JOINED = re.compile(r"[A-Z]+(?:[+&][A-Z]+)+")
+_HANDLE = re.compile(r"@[A-Za-z][A-Za-z0-9]*|#[A-Za-z]+")
+
+
 def _apostrophe_split(word: str, out: list[str]) -> bool:
     """Letters joined by apostrophes ("black'blue"): the words, the quotes being dropped, or
     False where one of the lexer's apostrophe-word rules may keep a piece whole."""
@@ -152,6 +167,17 @@ def _core_tokens(core: str, out: list[str]) -> bool:
     low = core.lower()
     if _TAG.match(low):
         out.append(low)
+        return True
+    if _UPPER_JOINED.fullmatch(core) or _HANDLE.fullmatch(core):
+        out.append(low)  # "AT&T", "R&D", "AB+CD" (capitals only); "@user", "#tag"
+        return True
+    if "*" in core:
+        # runs of asterisks are tokens of their own ("a*b" is "a" "*" "b", "**" one token)
+        for piece in re.split(r"(\*+)", core):
+            if piece.startswith("*"):
+                out.append(piece)
+            elif piece and not _core_tokens(piece, out):
+                return False
         return True
     # clitics after a letter word: dog's, don't, we're (’ is the lexer's apostrophe too)
     norm = low.replace("\u2019", "'")
@@ -268,7 +294,7 @@ def _period_kept(word: str, following: str | None) -> bool | None:
             return None
         if following is None:
             return True
-        nxt = following.lstrip(" \t\n")
+        nxt = following.lstrip(_BLANKS + "\n")
         if not nxt:
             return None  # an empty next line: the lexer looks further ahead than this module sees
         m = re.match(r"([A-Za-z]+)(.?)", nxt)
@@ -276,7 +302,7 @@ def _period_kept(word: str, following: str | None) -> bool | None:
             # a digit, a quote, a bracket, nothing; a tag (<unk>) or other letters: not measured
             return None if nxt[:1].isalpha() or nxt[:1] == "<" else True
         w, after = m.group(1), m.group(2)
-        if after not in ("", " ", "\t", "\n") or w not in (w.lower(), w.capitalize(), w.upper()):
+        if (after and after not in _BLANKS + "\n") or w not in (w.lower(), w.capitalize(), w.upper()):
             return None  # "Mr." and the like after the letter were not measured
         return w.lower() not in SENTENCE_STARTERS or w == w.lower()
     cases = (low, low[:1].upper() + low[1:], low.upper())
@@ -287,7 +313,7 @@ def _period_kept(word: str, following: str | None) -> bool | None:
     if low in KEEP_PERIOD_BEFORE_DIGIT:
         if following is None:
             return False
-        nxt = following.lstrip(" \t\n")
+        nxt = following.lstrip(_BLANKS + "\n")
         return nxt[:1].isascii() and nxt[:1].isdigit()
     return False
 
@@ -310,22 +336,89 @@ def _period_before_closer(word: str) -> bool | None:
     return None
 
 
+_SMILEY = re.compile(r"[:;=][-o*']?(?:[()\\{}@|\[\]]|[dpo](?![a-z]))", re.IGNORECASE)
+_BRACKET_WORD = re.compile(r"-(?:LRB|RRB|LSB|RSB|LCB|RCB)-", re.IGNORECASE)
+
+
+_LONE_BRACKETS = {"(": "-lrb-", ")": "-rrb-", "[": "-lsb-", "]": "-rsb-", "{": "-lcb-", "}": "-rcb-", '"': "''"}
+# The lexer's URL rules (FULLURL and the www. form of LIKELYURL), as measured: a URL is the
+# longest prefix that matches; "www.x.com/a" has no path (the path needs two characters).
+_FULL_URL = re.compile(r"https?://[^\s\"<>|()]+[^\s\"<>|.!?(){},-]", re.IGNORECASE)
+_WWW_URL = re.compile(
+    r"www\.(?:[^\s\"<>|.!?(){},]+\.)+[a-z]{2,4}(?:/[^\s\"<>|()]+[^\s\"<>|.!?(){},-])?", re.IGNORECASE
+)
+
+
+_URL_START = re.compile(r"https?:|www\.", re.IGNORECASE)
+
+
+def _url_prefix(s: str) -> str:
+    """The longest prefix of `s` that is a URL to the lexer ("" when none, or when the chunk
+    holds characters the URL rules were not measured with)."""
+    low = s[:8].lower()
+    if low.startswith(("http://", "https://")):
+        pattern = _FULL_URL
+    elif low.startswith("www."):
+        pattern = _WWW_URL
+    else:
+        return ""
+    if not s.isascii() or "@" in s or "'" in s or "`" in s:
+        return ""
+    for end in range(len(s), 0, -1):
+        if pattern.fullmatch(s, 0, end):
+            return s[:end]
+    return ""
+
+
+def _split_at_dashes(chunk: str, following: str | None) -> list[str] | None:
+    """A chunk with a run of two or more hyphens: the lexer cuts it there ("a--b" is "a" "--"
+    "b", "gonna--" is "gon" "na" "--"); each piece is then a chunk of its own."""
+    out: list[str] = []
+    pos = 0
+    for m in re.finditer(r"-{2,}", chunk):
+        if m.start() > pos:
+            toks = chunk_tokens(chunk[pos : m.start()], chunk[m.start() :] + (following or ""))
+            if toks is None:
+                return None
+            out.extend(toks)
+        out.append("--")
+        pos = m.end()
+    if pos < len(chunk):
+        toks = chunk_tokens(chunk[pos:], following)
+        if toks is None:
+            return None
+        out.extend(toks)
+    return out
+
+
 def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
     """The lower-cased PTB tokens of one chunk, before the punctuation drop; None when the chunk
     is not a recognised shape. `following`: the text after the chunk on its line, then a line
     end and the next line (None: the chunk ends the file)."""
+    if _BRACKET_WORD.fullmatch(chunk):
+        return [chunk.lower()]  # -LRB- and the like: kept, lower-cased (the drop list is upper case)
     if chunk in PUNCTUATIONS or chunk in ("--", "...", "&", "$", "#", "%", "=", "+", "/", "_"):
         return [chunk]
     if _ALL_DROPPED.match(chunk):
         return []  # quotes, commas, periods and hyphens only: every token is in the drop list
+    if _SMILEY.search(chunk):
+        return None  # ":)" is one token to the lexer (":-rrb-", kept); emoticons were not measured
     if all(c in _DASHES for c in chunk):
         return ["--"] if len(chunk) > 1 or chunk != "-" else ["-"]
+    if chunk in _LONE_BRACKETS:
+        return [_LONE_BRACKETS[chunk]]
+    if "--" in chunk:
+        return _split_at_dashes(chunk, following)
     out: list[str] = []
     s = chunk
     # openers
     while s:
         c = s[0]
-        if c in _OPEN and len(s) > 1:
+        bracket_word = _BRACKET_WORD.match(s)
+        if bracket_word is not None and len(s) > 5:
+            out.append(bracket_word.group(0).lower())  # "-LRB-cat": the PTB bracket word, then cat
+            s = s[5:]
+        elif c in _OPEN and len(s) > 1:
             if c == "`" and s[:2] == "``":
                 s = s[2:]
                 continue
@@ -335,6 +428,10 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
             s = s[1:]
         elif c == "\u2018" and len(s) > 1 and _is_letter(s[1]):
             s = s[1:]
+        elif c == "'" and len(s) > 1 and s[1].isascii() and s[1].isdigit():
+            if s[2:3].isdigit():
+                return None  # "'70", "'70s" stay one token; longer digit runs were not measured
+            s = s[1:]  # "'5" is "'" "5"
         elif c == "'" and len(s) > 1 and s[1].isascii() and s[1].isalpha():
             rest = s[1:].lower()
             word = re.match(r"[a-z]+", rest).group(0)  # type: ignore[union-attr]
@@ -364,6 +461,13 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
             s = s[j:]
         else:
             break
+    url = _url_prefix(s)
+    if url:
+        # a URL is one token, as long as the lexer's URL rules match; what follows is another chunk
+        rest = chunk_tokens(s[len(url):], following) if len(url) < len(s) else []
+        if rest is None:
+            return None
+        return [*out, url.lower(), *rest]
     # closers, collected from the end
     tail: list[str] = []
     while s:
@@ -378,6 +482,9 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
         elif s.endswith("``") and len(s) > 2 and _is_letter(s[-3]):
             tail.append("``")
             s = s[:-2]
+        elif c == "'" and len(s) > 1 and s[-2].isascii() and s[-2].isdigit():
+            tail.append("'")  # "5'" "1,000'": the apostrophe splits off
+            s = s[:-1]
         elif c in _QUOTE_CLOSE_SINGLE and len(s) > 2 and s[-2] in "!?":
             tail.append("'")
             s = s[:-1]
@@ -409,8 +516,14 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
             s = s[:j]
             if not s:
                 return None  # a chunk of punctuation and quotes only: not measured
-            if run[0] == "." and run != "." and ("." in s or len(s) == 1 or s.lower() in _ABBREVIATION_LIKE):
-                return None  # "ph.d...", "st...", "i..": the lexer may take a period into the word
+            if run[0] == "." and run != ".":
+                # "ph.d...", "st...", "i..", "a&b...": the lexer may take a period into the word
+                toks_before: list[str] = []
+                if not _core_tokens(s, toks_before) or not toks_before:
+                    return None
+                last = toks_before[-1]
+                if "." in last or len(last) == 1 or last in _ABBREVIATION_LIKE:
+                    return None
             if run[0] == "." and not run.startswith(".."):
                 # a period right after the core: context decides on abbreviations
                 if run == "." and not _is_alnum(s[-1]):
@@ -471,25 +584,82 @@ _NUMBER_PAIR = re.compile(
     r"|[0-9]{2,4}[ \t\u00a0-]+[0-9]{3,4}[ \t\u00a0-]+[0-9]"  # 12 345 678 (phone numbers)
     r"|\([0-9]+\)"
 )
-_ALLOWED_SPECIAL = frozenset("\u2018\u2019\u201c\u201d\u2013\u2014")
+# Symbols the lexer rewrites into kept tokens (measured alone and between letters).
+_REWRITTEN_SYMBOLS = {"\u20ac": "$", "\u20a0": "$", "\u00a4": "$", "\u00a3": "#", "\u00a2": "cents"}
+# Two quote characters in a row are one token to the lexer ("`“" becomes "```", which the drop
+# list does not remove): not handled here when one of them is not ASCII.
+_QUOTE_PAIR = re.compile(
+    "[\u2018-\u201f\u2039\u203a\u00ab\u00bb][`\u2018-\u201f\u2039\u203a\u00ab\u00bb]"
+    "|`[\u2018-\u201f\u2039\u203a\u00ab\u00bb]"
+)
+_IN_CHUNK = frozenset("\u2018\u2019")  # curly apostrophes: the chunk rules decide
+
+
+def _pieces(caption: str) -> list[tuple[int, int] | str] | None:
+    """The caption cut into chunks (spans) and the tokens of characters that stand alone (a
+    symbol, "--", "...", or "" for a deleted character); None for a character not classified."""
+    out: list[tuple[int, int] | str] = []
+    start = -1
+    for i, c in enumerate(caption):
+        if c.isascii():
+            if c == " " or c == "\t":
+                kind = SPACE
+            elif c.isprintable():
+                kind = LETTER  # the chunk rules decide
+            else:
+                return None
+        elif c in _IN_CHUNK:
+            kind = LETTER
+        elif c in _REWRITTEN_SYMBOLS:
+            kind = SYMBOL
+        else:
+            kind = char_class(c)
+            if kind == LETTER and (c in _ODD_LETTERS or len(c.lower()) != 1):
+                return None
+        if kind == LETTER:
+            if start < 0:
+                start = i
+            continue
+        if start >= 0:
+            out.append((start, i))
+            start = -1
+        if kind == SPACE:
+            continue
+        if kind == SYMBOL:
+            out.append(_REWRITTEN_SYMBOLS.get(c, c))
+        elif kind == DROPPED:
+            out.append(DROPPED_TOKENS[c])
+        elif kind == DELETE:
+            out.append("")
+        else:
+            return None
+    if start >= 0:
+        out.append((start, len(caption)))
+    return out
 
 
 def extended_tokenize(caption: str, next_line: str | None) -> str | None:
     """The punctuation-stripped PTB tokens of one (line-break-free) caption, or None when a chunk
     is not a recognised shape. `next_line`: the line after it in the jar's input (None: end)."""
-    for c in caption:
-        if c in _ALLOWED_SPECIAL or c == " " or c == "\t":
-            continue
-        if not c.isprintable() or unicodedata.category(c) in ("Mn", "Me", "Cf", "Co", "Cs", "So", "Zs"):
-            return None
-    spans = [m.span() for m in re.finditer(r"[^ \t]+", caption)]
+    if _QUOTE_PAIR.search(caption):
+        return None
     # numbers on both sides of a blank can be one token to the lexer (phone numbers, "5 1/2")
     if _NUMBER_PAIR.search(caption):
         return None
+    pieces = _pieces(caption)
+    if pieces is None:
+        return None
+    if any(c in SPACES for c in caption) and _URL_START.search(caption):
+        return None  # the URL rules run through no-break and other wide blanks ("\xa0www.x.com")
     tokens: list[str] = []
-    for a, b in spans:
+    for piece in pieces:
+        if isinstance(piece, str):
+            if piece:
+                tokens.append(piece)
+            continue
+        a, b = piece
         rest = caption[b:]
-        following = rest + "\n" + next_line if next_line is not None else (rest if rest.strip() else None)
+        following = rest + "\n" + next_line if next_line is not None else (rest if rest.strip(_BLANKS) else None)
         toks = chunk_tokens(caption[a:b], following)
         if toks is None:
             return None
