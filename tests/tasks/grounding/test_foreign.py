@@ -152,10 +152,14 @@ def test_record_problems_are_listed_together(data_dir, tmp_path):
         {"image_id": 200, "sentence_id": 9, "boxes": []},
         {"image_id": 200.0, "sentence_id": 0, "boxes": []},
         "x",
+        {"image_id": "9" * 5000, "sentence_id": 0, "boxes": []},  # int() would raise past 4,300
+        {"image_id": "\u0661\u0660\u0660", "sentence_id": 0, "boxes": []},  # non-ASCII digits
+        {"image_id": 100, "sentence_id": -1, "boxes": []},
     ]
     assert issues(data_dir, tmp_path, bad) == [
         ("phrase_count", "/0/boxes"), ("duplicate_sentence", "/1"), ("unknown_image", "/2/image_id"),
         ("unknown_sentence", "/3/sentence_id"), ("mdetr.record", "/4"), ("mdetr.record", "/5"),
+        ("mdetr.record", "/6"), ("mdetr.record", "/7"), ("mdetr.record", "/8"),
     ]
     assert issues(data_dir, tmp_path, {"image_id": 1}) == [("mdetr.not_a_list", "")]
 
