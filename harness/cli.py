@@ -14,6 +14,7 @@ from typing import Any
 from vlbench import __version__
 from vlbench.errors import InvalidSubmission, UsageError, VlbenchError, clip
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
+from vlbench.progress import quiet_bars, stage
 from vlbench.registry import Benchmark, Metric, cli_plugins, data_status, default_data_dir, registry
 from vlbench.results import ResultRecord, load_items
 
@@ -378,7 +379,8 @@ def cmd_data(args: argparse.Namespace) -> int:
         reg = registry()
         benchmark = reg.benchmark(args.benchmark)
         data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-        written = reg.task_of(benchmark).prepare(benchmark, args.source, data_dir, force=args.force)
+        with stage(f"preparing {benchmark.id} from {args.source}"):
+            written = reg.task_of(benchmark).prepare(benchmark, args.source, data_dir, force=args.force)
         for path in written:
             print(f"wrote {path}")
         return EXIT_OK
@@ -419,7 +421,8 @@ def _silence_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     typed = list(sys.argv[1:] if argv is None else argv)
     try:
-        code = _main(typed)
+        with quiet_bars():  # progress on a terminal only, also for plugins' own tqdm bars
+            code = _main(typed)
         sys.stdout.flush()
     except BrokenPipeError:
         _silence_stdout()

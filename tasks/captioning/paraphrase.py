@@ -48,6 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
+from vlbench.progress import stage
+
 FORMAT = 1
 # The Meteor 1.5 jar that pycocoevalcap 1.2 ships: the argument above was checked on its bytecode,
 # so the filtered table is only used with this exact jar.
@@ -409,7 +411,8 @@ def ensure_index(table_gz: Path, cache: Path | None = None) -> ParaphraseIndex:
         cache.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
         try:
-            build_index(table_gz, tmp)
+            with stage("building the METEOR paraphrase index (once per machine)"):
+                build_index(table_gz, tmp)
             try:
                 os.rename(tmp, root)
             except OSError:
