@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from vlbench import __version__
+from vlbench.api import MAX_ERRORS, MAX_FILE_BYTES, MAX_RESAMPLES, MAX_SEED
 from vlbench.errors import InvalidSubmission, UsageError, VlbenchError, clip
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
 from vlbench.progress import quiet_bars, stage
@@ -43,11 +44,6 @@ def count(low: int, high: int) -> Any:
     return parse
 
 
-# Bounds of the numeric options: past them a run cannot be meant (a trillion resamples would
-# need terabytes), and a negative count has no meaning.
-MAX_RESAMPLES = 100_000
-MAX_SEED = 2**63 - 1
-MAX_FILE_BYTES = 2**40
 BOOTSTRAP = count(0, MAX_RESAMPLES)
 COMPARE_BOOTSTRAP = count(1, MAX_RESAMPLES)
 SEED = count(0, MAX_SEED)
@@ -62,7 +58,7 @@ def _add_limits(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_DECOMPRESSED,
         help="largest decompressed size of a .json.gz (bytes)",
     )
-    p.add_argument("--max-errors", type=count(1, 1_000_000), default=50,
+    p.add_argument("--max-errors", type=count(1, MAX_ERRORS), default=50,
                    help="errors listed in full (the rest are counted)")
 
 
