@@ -313,8 +313,9 @@ def _period_kept(word: str, following: str | None) -> bool | None:
     if low in KEEP_PERIOD_BEFORE_DIGIT:
         if following is None:
             return False
-        nxt = following.lstrip(_BLANKS + "\n")
-        return nxt[:1].isascii() and nxt[:1].isdigit()
+        # a digit right after the period, or after one blank or line end ("no.  5" splits)
+        nxt = following[1:2] if following[:1] in _BLANKS + "\n" else following[:1]
+        return nxt.isascii() and nxt.isdigit()
     return False
 
 
@@ -349,6 +350,7 @@ _WWW_URL = re.compile(
 )
 
 
+_AFTER_URL = re.compile(r"[.,;:!?\"')\]}]*")
 _URL_START = re.compile(r"https?:|www\.", re.IGNORECASE)
 
 
@@ -405,9 +407,16 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
         return None  # ":)" is one token to the lexer (":-rrb-", kept); emoticons were not measured
     if all(c in _DASHES for c in chunk):
         return ["--"] if len(chunk) > 1 or chunk != "-" else ["-"]
+    bracket_word = _BRACKET_WORD.match(chunk)
+    if bracket_word is not None:
+        # "-LRB--": the bracket word first (before any cut at "--"), then the rest as a chunk
+        rest = chunk_tokens(chunk[5:], following)
+        return None if rest is None else [bracket_word.group(0).lower(), *rest]
     if chunk in _LONE_BRACKETS:
         return [_LONE_BRACKETS[chunk]]
     if "--" in chunk:
+        if _BRACKET_WORD.search(chunk):
+            return None  # "[-LRB--": where the lexer cuts was not measured
         return _split_at_dashes(chunk, following)
     out: list[str] = []
     s = chunk
@@ -464,6 +473,10 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
     url = _url_prefix(s)
     if url:
         # a URL is one token, as long as the lexer's URL rules match; what follows is another chunk
+        if not chunk[: len(chunk) - len(s)].isascii():
+            return None  # "\u2018www.x.com": the URL rules take in the curly quote
+        if not _AFTER_URL.fullmatch(s, len(url)):
+            return None  # the lexer's URL rules may run on ("www.x.com-RRB-" is "www.x.com-rrb" "-")
         rest = chunk_tokens(s[len(url):], following) if len(url) < len(s) else []
         if rest is None:
             return None
@@ -535,7 +548,7 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
                     if not _core_tokens(s, toks) or not toks:
                         return None
                     last = s[-len(toks[-1]):]
-                    if last.lower() != toks[-1]:
+                    if last.lower().replace("\u2019", "'") != toks[-1]:
                         return None
                     kept = _period_before_closer(last) if tail else _period_kept(last, following)
                     if kept is None:
@@ -649,8 +662,6 @@ def extended_tokenize(caption: str, next_line: str | None) -> str | None:
     pieces = _pieces(caption)
     if pieces is None:
         return None
-    if any(c in SPACES for c in caption) and _URL_START.search(caption):
-        return None  # the URL rules run through no-break and other wide blanks ("\xa0www.x.com")
     tokens: list[str] = []
     for piece in pieces:
         if isinstance(piece, str):
@@ -658,6 +669,10 @@ def extended_tokenize(caption: str, next_line: str | None) -> str | None:
                 tokens.append(piece)
             continue
         a, b = piece
+        if _URL_START.search(caption, a, b) and (caption[a - 1 : a] not in ("", " ", "\t") or caption[b : b + 1] not in ("", " ", "\t")):
+            # the URL rules take in the characters cut off here: wide blanks, emoji, symbols
+            # ("\u00abwww.x.com" is one token to the lexer)
+            return None
         rest = caption[b:]
         following = rest + "\n" + next_line if next_line is not None else (rest if rest.strip(_BLANKS) else None)
         toks = chunk_tokens(caption[a:b], following)

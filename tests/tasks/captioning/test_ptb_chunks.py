@@ -1,8 +1,9 @@
 """The Python tokenizer for captions outside the fast path (`ptb_chunks`) against the CoreNLP
 3.4.1 jar: on every real caption of ../shared/realdata that the fast path leaves, in
 pycocoevalcap's file order (so each caption is followed by the line the jar really sees), and on
-generated hard cases. Chunks the module does not recognise are allowed (they go to the jar);
-every answer it does give must equal the jar's."""
+generated hard cases, and on one realistic caption per kind of hard case, which it must answer.
+Chunks the module does not recognise are allowed (they go to the jar); every answer it does give
+must equal the jar's."""
 
 from __future__ import annotations
 
@@ -37,8 +38,50 @@ HARD_PIECES = [
 ]
 
 
+# Pieces glued around words: openers, closers and blanks of every kind the issue names (Unicode
+# punctuation, brackets, quotes, curly quotes, ellipses, URLs, emoji, mixed scripts, tabs, PTB
+# bracket words), so that the shapes meet each other and the look-ahead across blanks.
+WORDS = ["dog", "a", "the", "man", "I", "x", "st", "Mr", "no", "U.S", "t.v", "inc", "e", "cat", "5", "70", "3.5",
+         "6:40", "1,000", "café", "Über", "東京", "Москва", "ελληνικά", "gonna", "cannot", "o", "l", "black", "ma",
+         "it", "don't", "dog's", "a-b", "x/y", "a&b", "AT&T", "pm", "12:30p", "The", "Now", "A", "L", "@user",
+         "www.x.com", "http://x.org/a?b=1", "-LRB-", "-rsb-"]
+OPENERS = ["", "", "", '"', "(", "[", "{", "'", "`", "``", "\u201c", "\u2018", "\u00ab", "-", "--", "\u2014",
+           "\u2013", "?", "!", ".", "..", "...", ",", ":", ";", "\u2026", "$", "#", "@", "*", "<", "-LRB-", "\u00a0",
+           "\u20ac", "\u00bf", "\u00a1", "\U0001f600", "\u200b"]
+CLOSERS = ["", "", "", ".", ",", "!", "?", "?!", "!!", "..", "...", "....", ":", ";", '"', ")", "]", "}", "'",
+           "\u2019", "\u201d", "\u00bb", '."', ".)", '".', "'s", "\u2019s", "n't", "'d", "-", "--", "\u2014",
+           "\u2026", "%", "/", "*", ">", "\U0001f600", ".\U0001f600", "\U0001f44d\U0001f3fd", ":)", "-RRB-",
+           "\u00b0", "\u00a9", "\u2764\ufe0f", "\u00a3"]
+BLANKS = [" ", " ", " ", "  ", "\t", "\u00a0", " \u3000 ", " \u2003"]
+
+
 def _hard_caption(rng: random.Random) -> str:
-    return " ".join(rng.choice(HARD_PIECES) for _ in range(rng.randint(1, 9)))
+    out = []
+    for _ in range(rng.randint(1, 8)):
+        if rng.random() < 0.3:
+            out.append(rng.choice(HARD_PIECES))
+        else:
+            out.append(rng.choice(OPENERS) + rng.choice(WORDS) + rng.choice(CLOSERS))
+        out.append(rng.choice(BLANKS))
+    return "".join(out[:-1])
+
+
+# One realistic caption per kind of hard case; the Python tokenizer must answer each (and, with
+# Java, answer as the jar).
+CATEGORY_CAPTIONS = {
+    "unicode punctuation": "A dog \u2014 brown and white \u2013 runs\u2026 \u00bfwhere? \u00a1there!",
+    "brackets": "A cake (chocolate) with [candles] and {icing} on a plate.",
+    "quotes": 'A sign that reads "STOP" and \'yield\' near a "Main St." corner.',
+    "ellipses": "A man waiting... and waiting.... for the bus...",
+    "urls": "A laptop showing http://www.example.com/page?id=5 and www.coco.org today.",
+    "emoji": "A happy dog \U0001f436 on the beach \U0001f3d6\ufe0f with a ball \u26bd\ufe0f!",
+    "mixed scripts": "A Tokyo street sign \u6771\u4eac next to a \u041c\u043e\u0441\u043a\u0432\u0430 caf\u00e9 sign.",
+    "tabs": "A cat\tsitting on\t\ta mat.\t",
+    "curly quotes": "A \u201cwelcome\u201d mat and a \u2018no parking\u2019 sign at Joe\u2019s.",
+    "ptb bracket words": "The words -LRB- and -RRB- and -LSB- printed on a shirt.",
+    "wide blanks": "Two\u00a0dogs\u3000playing in the\u2003snow.",
+    "symbols": "A 20\u00b0 day, \u00a9 2014, price \u00a35 or \u20ac4, a \u2764\ufe0f sticker.",
+}
 
 
 def _check(captions: list[str], successors: list[str | None]) -> tuple[int, int]:
@@ -79,13 +122,28 @@ def test_real_captions_outside_the_fast_path_equal_the_jar():
 @needs_java
 def test_generated_hard_cases_equal_the_jar():
     rng = random.Random(3)
-    captions = [_hard_caption(rng) for _ in range(1500)]
+    captions = [_hard_caption(rng) for _ in range(3000)]
     successors: list[str | None] = [rng.choice([None, "", "The dog", "now", "5 cats", '"x', c]) for c in captions]
     checked, left = _check(captions, successors)
-    assert checked > 550, (checked, left)
+    assert checked > 1000, (checked, left)  # the rest (smileys, quote pairs, e-mail...) go to the jar
+
+
+def test_every_kind_of_hard_caption_is_tokenized_in_python():
+    for kind, caption in CATEGORY_CAPTIONS.items():
+        assert extended_tokenize(caption, "") is not None, kind
+
+
+@needs_java
+def test_every_kind_of_hard_caption_equals_the_jar():
+    captions = list(CATEGORY_CAPTIONS.values())
+    checked, left = _check(captions, [*captions[1:], None])
+    assert (checked, left) == (len(captions), 0)
 
 
 def test_unrecognised_shapes_are_left_to_the_jar():
-    for caption in ["an emoji 😀", "e\u0301cole", "zero\u200bwidth", "a www.example.com site", "AT&T store"]:
+    for caption in ["a smile :)", "e\u0301cole", "\u00bd cup", "mail me@x.org", "file x.jpg.", "5 1/2 inches",
+                    "\u201c\u201cdouble\u201d\u201d", "a ph.d. student", "c++ code"]:
         assert extended_tokenize(caption, "") is None, caption
+    # answers checked against the jar (here without it)
     assert extended_tokenize('A "quoted" (word) [x] café', "") == "a quoted -lrb- word -rrb- -lsb- x -rsb- café"
+    assert extended_tokenize("an emoji \U0001f600 -LRB- \u00a9\u2014ok\u2026", "") == "an emoji -lrb- \u00a9 ok"
