@@ -11,12 +11,18 @@ Timed (wall seconds, median of --repeats runs, fresh scorer objects each time):
   cached, JVM start-up included; also with the whole table, and once cold: index built first); and
   the whole `score_captions`.
 Every vlbench value is checked against pycocoevalcap's before timings are printed.
-Usage: python benchmarks/bench_captioning.py [--images 5000] [--repeats 3]
+
+With --realdata DIR (../shared/realdata): PTB tokenization of the 42,657 real captions of caption
+sets A-E (references and candidates, in pycocoevalcap's file order), by pycocoevalcap's
+PTBTokenizer (two jar runs per set), by vlbench (all in Python), and by vlbench's earlier path
+(the Python fast path, then the jar for every caption outside it); the tokens are asserted equal.
+Usage: python benchmarks/bench_captioning.py [--images 5000] [--repeats 3] [--realdata DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import tempfile
@@ -28,7 +34,12 @@ import numpy as np
 from vlbench.tasks.captioning import metrics as M
 from vlbench.tasks.captioning.loaders import References
 from vlbench.tasks.captioning.meteor import MeteorProcess
-from vlbench.tasks.captioning.ptb import pycoco_successors, tokenize
+from vlbench.tasks.captioning.ptb import (
+    fast_tokenize_many,
+    jar_tokenize,
+    pycoco_successors,
+    tokenize,
+)
 from vlbench.tasks.captioning.task import score_captions
 
 SYLLABLES = ["ba", "be", "bi", "bo", "bu", "ca", "co", "da", "de", "di", "do", "fa", "fe", "fi", "ga", "go", "ha", "he", "hi", "ja", "ka", "ke", "ki", "la", "le", "li", "lo", "ma", "me", "mi", "mo", "na", "ne", "ni", "no", "pa", "pe", "pi", "po", "ra", "re", "ri", "ro", "sa", "se", "si", "so", "ta", "te", "ti", "to", "va", "ve", "vi", "wa", "we"]
@@ -155,11 +166,80 @@ def meteor_cold(cands, refs) -> tuple[float, float]:
     return t_build, total
 
 
+def real_sets(root: Path) -> dict[str, tuple[list[str], list[str]]]:
+    """Caption sets A-E as pycocoevalcap writes them: (candidates, references), images in the
+    references' order, each image's references in file order."""
+    out = {}
+    for name in "ABCDE":
+        cands = json.loads((root / "derived" / f"{name}_cands.json").read_text())
+        refs = json.loads((root / "derived" / f"{name}_refs.json").read_text())
+        cand_of = {c["image_id"]: c["caption"] for c in cands}
+        by_img: dict[object, list[str]] = {}
+        for a in refs["annotations"]:
+            by_img.setdefault(a["image_id"], []).append(a["caption"])
+        ids = [img["id"] for img in refs["images"] if img["id"] in cand_of]
+        out[name] = ([cand_of[i] for i in ids], [r for i in ids for r in by_img.get(i, [])])
+    return out
+
+
+def bench_realdata(root: Path, repeats: int) -> None:
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    sets = real_sets(root)
+
+    def pycoco():
+        out = []
+        for cands, refs in sets.values():
+            r = PTBTokenizer().tokenize({0: [{"caption": c} for c in refs]})[0]
+            c = PTBTokenizer().tokenize({0: [{"caption": c} for c in cands]})[0]
+            out.append(c + r)
+        return out
+
+    def ours():
+        return [tokenize(c + r, pycoco_successors([c, r]))[0] for c, r in sets.values()]
+
+    def earlier():  # the fast path, then the jar (one JVM per set) for every caption outside it
+        out = []
+        for c, r in sets.values():
+            flat, succ = c + r, pycoco_successors([c, r])
+            tok = fast_tokenize_many(flat)
+            slow = [i for i, t in enumerate(tok) if t is None]
+            for i, t in zip(slow, jar_tokenize([flat[i] for i in slow], [succ[i] for i in slow]), strict=True):
+                tok[i] = t
+            out.append(tok)
+        return out
+
+    runs: dict[str, list[float]] = {"pycocoevalcap": [], "vlbench": [], "earlier": []}
+    for _ in range(repeats):
+        for key, fn in (("pycocoevalcap", pycoco), ("vlbench", ours), ("earlier", earlier)):
+            t, toks = timed(fn)
+            runs[key].append(t)
+            if key == "pycocoevalcap":
+                reference = toks
+            else:
+                assert toks == reference, key  # same tokens as pycocoevalcap, every caption
+    n = sum(len(c) + len(r) for c, r in sets.values())
+    n_jar = sum(tokenize(c + r, pycoco_successors([c, r]))[1] for c, r in sets.values())
+    n_outside = sum(t is None for c, r in sets.values() for t in fast_tokenize_many(c + r))
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    print(f"real caption sets A-E: {n} captions, {n_outside} outside the fast path, {n_jar} sent to the jar "
+          f"by vlbench; median of {repeats} runs, wall seconds\n")
+    print("| PTB tokenization of sets A-E | seconds | pycocoevalcap / this |\n| --- | --- | --- |")
+    print(f"| pycocoevalcap PTBTokenizer (10 jar runs) | {med['pycocoevalcap']:.3f} | 1.0x |")
+    print(f"| vlbench, all in Python | {med['vlbench']:.3f} | {med['pycocoevalcap'] / med['vlbench']:.1f}x |")
+    print(f"| vlbench's earlier path: fast path, then the jar for {n_outside} captions | {med['earlier']:.3f} | "
+          f"{med['pycocoevalcap'] / med['earlier']:.1f}x |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--images", type=int, default=5000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--realdata", type=Path, help="time PTB tokenization on the real caption sets of this folder")
     args = ap.parse_args()
+    if args.realdata:
+        bench_realdata(args.realdata, args.repeats)
+        return
     cands, refs = make_set(args.images)
     cold_build, cold_total = meteor_cold(cands, refs)
     MeteorProcess().start().close()  # the user's index cache, built here if missing (not timed)
