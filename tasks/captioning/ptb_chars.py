@@ -45,7 +45,7 @@ SPACES = frozenset("\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008
 # (dashes) and "..." (the ellipsis), also dropped: to the tokens they are boundaries.
 DROPPED_TOKENS = {
     "\u2013": "--", "\u2014": "--", "\u2015": "--", "\u2026": "...",
-    "\u00ab": "``", "\u00bb": "\'\'", "\u2039": "`", "\u203a": "\'", "\u201c": "``", "\u201d": "\'\'", "\u201b": "`",
+    "\u00ab": "``", "\u00bb": "\'\'", "\u2039": "`", "\u203a": "\'", "\u201c": "``", "\u201d": "\'\'",
 }
 
 LETTERS = _ranges(
@@ -96,8 +96,10 @@ SYMBOLS = _ranges(
     "3012 30fb ff01-ff0f ff1a-ff20 ff3b-ff3e ff40 ff5b-ff65 ffe0-ffe1 ffe5-ffe6 "
 )
 
+# (also the C0 and C1 controls but the line ends, which are blanks by then, and U+0080, U+0091-U+0094,
+# which the lexer reads as Windows-1252's euro sign and curly quotes)
 DELETED = _ranges(
-    "037f 0482 0488-0489 0528-052f 0560 0588 058d-058f 05ef 0604-0605 060d-0613 061c-061d 065f 07f9 "
+    "0000-0008 000e-001f 007f 0081-0084 0086-0090 0095-009f 037f 0482 0488-0489 0528-052f 0560 0588 058d-058f 05ef 0604-0605 060d-0613 061c-061d 065f 07f9 "
     "07fd-07ff 0816-0819 081b-0823 0825-0827 0829-082d 0830-083e 0859-085b 085e 0860-086a 0870-088e "
     "0890-0891 0898-089f 08a1 08ad-08c9 08c9-08ff 093a-093b 094f 0956-0957 0970 0978 0980 09f2-09fe "
     "0a51 0a70-0a71 0a75-0a76 0ae2-0ae3 0af0-0af1 0af9-0aff 0b01-0b03 0b3c 0b3e-0b44 0b47-0b48 "
@@ -132,7 +134,7 @@ LETTER, SYMBOL, DELETE, SPACE, DROPPED, UNKNOWN = "letter", "symbol", "deleted",
 
 
 def char_class(c: str) -> str:
-    """The class of one non-ASCII character (see the module docstring)."""
+    """The class of one non-ASCII or control character (see the module docstring)."""
     cp = ord(c)
     if cp > 0xFFFF:
         return DELETE

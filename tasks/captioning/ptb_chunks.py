@@ -620,7 +620,7 @@ def _pieces(caption: str) -> list[tuple[int, int] | str] | None:
             elif c.isprintable():
                 kind = LETTER  # the chunk rules decide
             else:
-                return None
+                kind = char_class(c)  # control characters: deleted by the lexer
         elif c in _IN_CHUNK:
             kind = LETTER
         elif c in _REWRITTEN_SYMBOLS:

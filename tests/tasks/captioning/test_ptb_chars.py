@@ -35,13 +35,15 @@ def _drop(line: str) -> str:
 
 
 # A context per class, and what the jar gives there ({c}: the character; {lc}: its lower case).
-SYMBOL_CONTEXT = ("{c}{c} a{c}{c}b 5{c}5 {c}5 5{c} x{c}y I.{c}The {c}'s dog{c}. {c}-{c}",
-                  "{c} {c} a {c} {c} b 5 {c} 5 {c} 5 5 {c} x {c} y i. {c} the {c} 's dog {c} {c} {c}")
-DELETED_CONTEXT = ("{c}{c} a{c}{c}b 5{c}5 {c}5 5{c} x{c}y I.{c}The {c}'s dog{c}. {c}-{c}",
-                   "a b 5 5 5 5 x y i. the 's dog")
+SYMBOL_CONTEXT = ("{c}{c} a{c}{c}b 5{c}5 {c}5 5{c} x{c}y I.{c}The {c}'s dog{c}. {c}-{c} dog{c}s don{c}t",
+                  "{c} {c} a {c} {c} b 5 {c} 5 {c} 5 5 {c} x {c} y i. {c} the {c} 's dog {c} {c} {c} dog {c} s don {c} t")
+# (not an apostrophe: "dog{c}s" is not "dog 's")
+DELETED_CONTEXT = ("{c}{c} a{c}{c}b 5{c}5 {c}5 5{c} x{c}y I.{c}The {c}'s dog{c}. {c}-{c} dog{c}s don{c}t",
+                   "a b 5 5 5 5 x y i. the 's dog dog s don t")
 # as DELETED, but not doubled: two quote characters in a row are one token, kept ("````"),
 # which the tokenizer leaves to the jar
-DROPPED_CONTEXT = ("a{c}b 5{c}5 {c}5 5{c} x{c}y I.{c}The {c}'s dog{c}. {c}-{c}", "a b 5 5 5 5 x y i. the 's dog")
+DROPPED_CONTEXT = ("a{c}b 5{c}5 {c}5 5{c} x{c}y I.{c}The {c}'s dog{c}. {c}-{c} dog{c}s don{c}t",
+                   "a b 5 5 5 5 x y i. the 's dog dog s don t")
 SPACE_CONTEXT = ("a{c}b I.{c}The x.{c}y", "a b i the x. y")
 LETTER_CONTEXT = ("a{c}b {c}", "a{lc}b {lc}")
 
@@ -82,6 +84,9 @@ def test_classes():
         LETTER, LETTER, LETTER, SYMBOL, SYMBOL, SYMBOL, DELETE, DELETE, SPACE, SPACE, DROPPED, DROPPED, DROPPED]
     # rewritten by the lexer (fractions, soft hyphen), in-word marks, unassigned: left to the jar
     assert [char_class(c) for c in "½\u00ad\u0301\u0378"] == [UNKNOWN] * 4
+    # controls are deleted, but for those the lexer reads as Windows-1252 (euro sign, quotes)
+    assert char_class("\x00") == char_class("\x7f") == DELETE
+    assert [char_class(c) for c in "\x80\x91\x92\x93\x94"] == [UNKNOWN] * 5
     # a letter Unicode added after the lexer's tables (Cyrillic, Unicode 7.0) is deleted by it
     assert unicodedata.category("\u0528") == "Lu" and char_class("\u0528") == DELETE
     # the tables do not overlap
