@@ -89,7 +89,10 @@ def test_classes():
     assert [char_class(c) for c in "\x80\x91\x92\x93\x94"] == [UNKNOWN] * 5
     # a letter Unicode added after the lexer's tables (Cyrillic, Unicode 7.0) is deleted by it
     assert unicodedata.category("\u0528") == "Lu" and char_class("\u0528") == DELETE
-    # the tables do not overlap
+    # each table is sorted (the lookup bisects), and the tables do not overlap
+    for starts, ends in (LETTERS, SYMBOLS, DELETED):
+        assert all(a <= b for a, b in zip(starts, ends, strict=True))
+        assert all(e < s for e, s in zip(ends, starts[1:], strict=False))
     seen: set[str] = set()
     for table in (LETTERS, SYMBOLS, DELETED):
         members = set(_members(table))
