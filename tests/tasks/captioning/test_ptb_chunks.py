@@ -147,3 +147,21 @@ def test_unrecognised_shapes_are_left_to_the_jar():
     # answers checked against the jar (here without it)
     assert extended_tokenize('A "quoted" (word) [x] café', "") == "a quoted -lrb- word -rrb- -lsb- x -rsb- café"
     assert extended_tokenize("an emoji \U0001f600 -LRB- \u00a9\u2014ok\u2026", "") == "an emoji -lrb- \u00a9 ok"
+
+
+def test_without_java_hard_captions_score_and_the_rest_is_refused(monkeypatch):
+    """The core install (no Java): every kind of hard caption scores, METEOR is reported
+    unavailable; a caption no Python rule covers is refused with a sentence, never approximated."""
+    from conftest import refs_of
+
+    from vlbench.errors import UsageError
+    from vlbench.tasks.captioning.task import score_captions
+
+    monkeypatch.setenv("VLBENCH_JAVA", "none")
+    captions = list(CATEGORY_CAPTIONS.values())
+    scored = score_captions(captions, refs_of([[c, "a dog on a mat"] for c in reversed(captions)]))
+    assert scored.extra["tokenizer"] == {"captions": 3 * len(captions), "needed_jar": 0}
+    assert scored.scores["METEOR"] is None and "VLBENCH_JAVA=none" in scored.extra["unavailable"]["METEOR"]
+    assert scored.scores["CIDEr-D"] is not None and scored.scores["BLEU-4"] is not None
+    with pytest.raises(UsageError, match=r"1 caption\(s\) .* need the CoreNLP PTB tokenizer jar .*'a smile :\)'"):
+        score_captions(["a dog", "a smile :)"], refs_of([["a dog"], ["a cat"]]))
