@@ -131,6 +131,7 @@ class IssueList:
         self.by_code: Counter[str] = Counter()
         # Set when a check stopped early (see `stop_note`): the total is then a lower bound.
         self.notes: list[str] = []
+        self.schema_errors = 0  # schema violations added so far (the schema layer stops at a cap)
 
     def add(self, code: str, ptr: str, message: str, hint: str = "") -> None:
         self.total += 1

@@ -216,6 +216,9 @@ class Structure:
 
     ok: bool  # the JSON Schema certainly accepts the document: the schema pass is skipped
     memo: Any = None  # what the check may reuse (e.g. numbers already converted to arrays)
+    # When not ok: the only places where the schema may fail, as paths into the predictions (the
+    # value there and the key leading to it); only these are validated. None: anywhere.
+    suspects: tuple[tuple[str | int, ...], ...] | None = None
 
 
 @dataclass

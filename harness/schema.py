@@ -8,6 +8,7 @@ matters. Ours name what was expected in full and show the value found shortened.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -131,23 +132,112 @@ def _about_a_key(error: ValidationError) -> bool:
     return "propertyNames" in error.absolute_schema_path and isinstance(error.instance, str)
 
 
+# Keywords whose meaning depends on more than the one subschema along a path: where one occurs, a
+# subtree cannot be validated on its own, and the whole document is.
+_NOT_LOCAL = {"allOf", "anyOf", "oneOf", "not", "if", "patternProperties", "prefixItems", "$dynamicRef",
+              "dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "contains"}
+
+
+def _resolve(schema: Any, root: dict) -> Any:
+    """Follow local `$ref`s (`#/...`); None for any other reference."""
+    for _ in range(32):
+        if not isinstance(schema, dict) or "$ref" not in schema:
+            return schema
+        ref = schema["$ref"]
+        if not isinstance(ref, str) or not ref.startswith("#") or len(schema) > 1:
+            return None
+        node: Any = root
+        for part in ref[1:].split("/")[1:]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        schema = node
+    return None
+
+
+def _along(root: dict, path: tuple[str | int, ...]) -> tuple[Any, Any] | None:
+    """(schema of the parent, schema of the value) at `path`, or None when the path cannot be
+    followed by `properties`, `additionalProperties` and `items` alone."""
+    parent, schema = None, _resolve(root, root)
+    for part in path:
+        if not isinstance(schema, dict) or _NOT_LOCAL & schema.keys():
+            return None
+        parent = schema
+        if isinstance(part, str):
+            child = schema.get("properties", {}).get(part, schema.get("additionalProperties", True))
+        else:
+            child = schema.get("items", True)
+        schema = _resolve(child, root)
+        if schema is None or schema is False:
+            return None
+    if isinstance(schema, dict) and _NOT_LOCAL & schema.keys():
+        return None
+    return parent, schema
+
+
+def _value_at(instance: Any, path: tuple[str | int, ...]) -> tuple[bool, Any]:
+    for part in path:
+        try:
+            instance = instance[part]
+        except (KeyError, IndexError, TypeError):
+            return False, None
+    return True, instance
+
+
 def schema_issues(
-    instance: Any, schema_path: str | Path, issues: IssueList, prefix: tuple[str | int, ...] = ()
+    instance: Any,
+    schema_path: str | Path,
+    issues: IssueList,
+    prefix: tuple[str | int, ...] = (),
+    only: Sequence[tuple[str | int, ...]] | None = None,
 ) -> None:
-    """Validate `instance`; add one issue per schema violation, pointers prefixed with `prefix`."""
+    """Validate `instance`; add one issue per schema violation, pointers prefixed with `prefix`.
+
+    `only`: the paths where a task's fast structure check found something it could not prove
+    (`registry.Structure.suspects`): the value at each path and the key leading to it are all that
+    is validated, so the error path costs what the suspects cost, not what the document costs.
+    The whole document is validated when `only` is empty or the schema cannot be split there.
+    """
     validator = validator_for(str(schema_path))
-    found = 0
-    for error in validator.iter_errors(instance):
+    if only:
+        plan = []
+        for path in only:
+            found, value = _value_at(instance, path)
+            along = _along(validator.schema, path) if found else None
+            if along is None:
+                plan = []
+                break
+            plan.append((path, value, *along))
+        if plan:
+            for path, value, parent, schema in plan:
+                if path and isinstance(path[-1], str) and isinstance(parent, dict) and "propertyNames" in parent:
+                    names = validator.evolve(schema=parent["propertyNames"]).iter_errors(path[-1])
+                    if not _add(names, issues, (*prefix, *path[:-1]), key=path[-1]):
+                        return
+                if not _add(validator.evolve(schema=schema).iter_errors(value), issues, (*prefix, *path)):
+                    return
+            return
+    _add(validator.iter_errors(instance), issues, prefix)
+
+
+def _add(
+    errors: Iterable[ValidationError], issues: IssueList, prefix: tuple[str | int, ...], key: str | None = None
+) -> bool:
+    """Add the errors as issues; False once MAX_SCHEMA_ERRORS were added in all (then stop).
+    `key`: the errors are about this object key (validated against `propertyNames` alone)."""
+    for error in errors:
         for leaf in _leaf_errors(error):
             parts = (*prefix, *leaf.absolute_path)
             message = _message(leaf)
-            if _about_a_key(leaf):
+            if key is not None or _about_a_key(leaf):
                 parts, message = (*parts, leaf.instance), f"object key: {message}"
             issues.add(f"schema.{leaf.validator}", pointer(*parts), message, _hint(leaf))
-            found += 1
-        if found >= MAX_SCHEMA_ERRORS:
+            issues.schema_errors += 1
+        if issues.schema_errors >= MAX_SCHEMA_ERRORS:
             issues.stop_note(
-                f"the schema check stopped after the first {found:,} violations; fix these and "
-                "validate again to see whether more remain"
+                f"the schema check stopped after the first {issues.schema_errors:,} violations; fix "
+                "these and validate again to see whether more remain"
             )
-            return
+            return False
+    return True

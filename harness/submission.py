@@ -174,7 +174,7 @@ def validate_document(
     predictions = env["predictions"]
     structure = task.fast_structure(predictions, benchmark)
     if not structure.ok:
-        schema_issues(predictions, task.schema_path(), issues, prefix=("predictions",))
+        schema_issues(predictions, task.schema_path(), issues, prefix=("predictions",), only=structure.suspects)
 
     files = locate_ground_truth(benchmark, data_dir)
     ground_truth = task.load_ground_truth(benchmark, files)

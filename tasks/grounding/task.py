@@ -165,6 +165,47 @@ def walk_structure(predictions: Any) -> _Walk | None:
     return _Walk(predictions, coords, counts)
 
 
+def _entry_ok(entry: Any) -> bool:
+    """One phrase entry satisfies the schema's `phrase` (the per-value test, for the error path)."""
+    return (
+        type(entry) is dict
+        and "boxes" in entry
+        and entry.keys() <= _ENTRY_KEYS
+        and _boxes_ok(entry["boxes"])
+        and (
+            "scores" not in entry
+            or (type(entry["scores"]) is list and len(entry["scores"]) <= MAX_BOXES
+                and all(map(_is_number, entry["scores"])))
+        )
+        and ("phrase_id" not in entry or _digits(entry["phrase_id"], 12))
+    )
+
+
+def structure_suspects(predictions: Any, limit: int = 2000) -> tuple[tuple[str, ...], ...] | None:
+    """Where a document `walk_structure` refused may break the schema: the paths of the values
+    (with the keys leading to them) the schema layer needs to look at, up to `limit` of them;
+    everything else certainly conforms. None: the whole document (it is not an object)."""
+    if type(predictions) is not dict:
+        return None
+    found: list[tuple[str, ...]] = []
+    for image_key, sentences in predictions.items():
+        if len(found) >= limit:
+            break
+        if type(sentences) is not dict or not _digits(image_key, 20):
+            found.append((image_key,))
+            continue
+        for sentence_key, phrases in sentences.items():
+            if type(phrases) is not dict or not _digits(sentence_key, 6):
+                found.append((image_key, sentence_key))
+                continue
+            found.extend(
+                (image_key, sentence_key, phrase_key)
+                for phrase_key, entry in phrases.items()
+                if not (_digits(phrase_key, 6) and _entry_ok(entry))
+            )
+    return tuple(found[:limit])
+
+
 def _finite(v: Any) -> bool:
     try:
         return math.isfinite(v)
@@ -624,7 +665,9 @@ class GroundingTask(TaskType):
 
     def fast_structure(self, predictions: Any, benchmark: Benchmark) -> Structure:
         walk = walk_structure(predictions)
-        return Structure(walk is not None, walk)
+        if walk is not None:
+            return Structure(True, walk)
+        return Structure(False, suspects=structure_suspects(predictions))
 
     def check(
         self, predictions: Any, ground_truth: GroundTruth, benchmark: Benchmark, issues: IssueList
