@@ -65,7 +65,7 @@ _ABBREVIATION_LIKE = ABBREVIATIONS | _MEASURED_WORDS
 _FILE_EXTENSIONS = frozenset(
     ["bat", "bmp", "bz2", "c", "class", "cgi", "cpp", "dll", "doc", "docx", "exe", "gif", "gz", "h", "htm", "html", "jar", "java", "jpeg", "jpg", "mov", "mp3", "mp4", "mpg", "pdf", "php", "pl", "png", "ppt", "ps", "py", "sql", "tar", "txt", "wav", "x", "xml", "zip", "3gp", "wmv", "wma", "avi", "flv", "com", "net", "org", "edu"]
 )
-_ALL_DROPPED = re.compile(r"[`\"'.,;:\-]+\Z")
+_ALL_DROPPED = re.compile("[`\"'.,;:\\-\u2018\u2019]+\\Z")
 
 _OPEN = {'"': None, "(": "-lrb-", "[": "-lsb-", "{": "-lcb-", "\u201c": None, "`": None}
 _CLOSE = {'"': None, ")": "-rrb-", "]": "-rsb-", "}": "-rcb-", "\u201d": None}
@@ -138,6 +138,7 @@ def _word_tokens(word: str, out: list[str]) -> bool:
     return True
 
 
+_CLITIC_END = re.compile(r"(?:n't|'s|'re|'ve|'ll|'d|'m)\Z")
 _UPPER_JOINED = re.compile(r"[A-Z]+(?:[+&][A-Z]+)+")
 _HANDLE = re.compile(r"@[A-Za-z][A-Za-z0-9]*|#[A-Za-z]+")
 
@@ -184,8 +185,8 @@ def _core_tokens(core: str, out: list[str]) -> bool:
     for clitic in _CLITICS:
         if norm.endswith(clitic) and len(norm) > len(clitic):
             stem = norm[: -len(clitic)]
-            # after letters or digits ("dog's", "70's", "x1's", "70're"); "'70s" keeps its quote
-            if ((stem.isalnum() and stem.isascii()) or _NUMBER.match(stem)) and stem not in SPLIT_WORDS:
+            # after letters or digits ("dog's", "70's", "x1's", "70're", "thàt's"); "'70s" keeps its quote
+            if (all(_is_alnum(ch) for ch in stem) or _NUMBER.match(stem)) and stem not in SPLIT_WORDS:
                 if not _word_tokens(stem, out):
                     return False
                 out.append(clitic)
@@ -197,6 +198,10 @@ def _core_tokens(core: str, out: list[str]) -> bool:
             if not _word_tokens(stem, out):
                 return False
             out.append("n't")
+            return True
+        if stem.isascii() and stem.isalpha() and stem.endswith("n") and stem not in SPLIT_WORDS:
+            # the lexer's n't words cannot end in n: "mann't" is "mann" "'" "t"
+            out.extend([stem + "n", "'", "t"])
             return True
         return False
     if norm in _WHOLE_APOSTROPHE_WORDS:
@@ -322,9 +327,11 @@ def _period_kept(word: str, following: str | None) -> bool | None:
 def _period_before_closer(word: str) -> bool | None:
     """Whether "word." keeps its period when a closing quote or bracket follows at once (the
     lexer's sentence-end look-ahead needs a blank there, so only the word matters)."""
-    low = word.lower()
+    low = word.lower().replace("\u2019", "'")
     if (len(word) == 1 and word.isascii() and word.isalpha()) or _ACRONYM.match(low):
         return True
+    if low in _CLITICS or low == "n't":
+        return False  # 'there's."' is "there" "'s" "." "''"
     if low in KEEP_PERIOD_ANY_CASE:
         return True
     if low in KEEP_PERIOD_BEFORE_DIGIT:
@@ -378,6 +385,9 @@ def _split_at_dashes(chunk: str, following: str | None) -> list[str] | None:
     out: list[str] = []
     pos = 0
     for m in re.finditer(r"-{2,}", chunk):
+        before, after = chunk[m.start() - 1 : m.start()], chunk[m.end() : m.end() + 1]
+        if (before and not _is_alnum(before)) or (after and not (_is_alnum(after) or after in ".,;:!?")):
+            return None  # measured between words and numbers only: "(--)" is one token to the lexer
         if m.start() > pos:
             toks = chunk_tokens(chunk[pos : m.start()], chunk[m.start() :] + (following or ""))
             if toks is None:
@@ -414,6 +424,9 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
         return None if rest is None else [bracket_word.group(0).lower(), *rest]
     if chunk in _LONE_BRACKETS:
         return [_LONE_BRACKETS[chunk]]
+    if all(c in ".,;:!?" for c in chunk):
+        sub: list[str] = []
+        return sub if _punct_run_tokens(chunk, sub) else None  # "!!" "?!?" are kept tokens
     if "--" in chunk:
         if _BRACKET_WORD.search(chunk):
             return None  # "[-LRB--": where the lexer cuts was not measured
@@ -435,7 +448,7 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
             if tok is not None:
                 out.append(tok)
             s = s[1:]
-        elif c == "\u2018" and len(s) > 1 and _is_letter(s[1]):
+        elif c == "\u2018" and len(s) > 1 and (_is_letter(s[1]) or (s[1].isascii() and s[1].isdigit())):
             s = s[1:]
         elif c == "'" and len(s) > 1 and s[1].isascii() and s[1].isdigit():
             if s[2:3].isdigit():
@@ -456,6 +469,8 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
             while j < len(s) and s[j] in ".,;:!?":
                 j += 1
             if j == len(s) or not (_is_letter(s[j]) or (s[j].isascii() and s[j].isdigit() and s[j - 1] in "!?")):
+                if j < len(s) and all(x in _CLOSE for x in s[j:]):
+                    break  # "(.)": the closers, then these marks, are taken below
                 return None
             if not _punct_run_tokens(s[:j], out):
                 return None
@@ -481,6 +496,8 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
         if rest is None:
             return None
         return [*out, url.lower(), *rest]
+    if s in _LONE_BRACKETS:
+        return [*out, _LONE_BRACKETS[s]]  # "()"
     # closers, collected from the end
     tail: list[str] = []
     while s:
@@ -495,10 +512,10 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
         elif s.endswith("``") and len(s) > 2 and _is_letter(s[-3]):
             tail.append("``")
             s = s[:-2]
-        elif c == "'" and len(s) > 1 and s[-2].isascii() and s[-2].isdigit():
+        elif c in _QUOTE_CLOSE_SINGLE and len(s) > 1 and s[-2].isascii() and s[-2].isdigit():
             tail.append("'")  # "5'" "1,000'": the apostrophe splits off
             s = s[:-1]
-        elif c in _QUOTE_CLOSE_SINGLE and len(s) > 2 and s[-2] in "!?":
+        elif c in _QUOTE_CLOSE_SINGLE and len(s) > 2 and s[-2] in ".,;:!?":
             tail.append("'")
             s = s[:-1]
         elif c in _QUOTE_CLOSE_SINGLE and len(s) == 2 and s[0].isascii() and s[0].isalpha():
@@ -515,7 +532,8 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
             stem = re.search(r"[^\W\d_]+\Z", s[:-1])
             if stem is None or stem.group(0).lower() in ("somethin", "ol", "dunkin"):
                 return None
-            if len(stem.group(0)) < 2 and not re.fullmatch(r"[A-Za-z0-9]+-?[A-Za-z]", s[:-1]):
+            if (len(stem.group(0)) < 2 and not re.fullmatch(r"[A-Za-z0-9]+-?[A-Za-z]", s[:-1])
+                    and not _CLITIC_END.search(s[:-1].lower().replace("\u2019", "'"))):
                 return None  # "x-o'" and "5l'" split; other one-letter endings were not measured
             if s[:-1].lower().endswith("n") and "'" in s[:-1]:
                 return None
@@ -528,13 +546,29 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
             run = s[j:]
             s = s[:j]
             if not s:
-                return None  # a chunk of punctuation and quotes only: not measured
-            if run[0] == "." and run != ".":
+                # marks right after the openers ("(.)", "(?!)"): their own tokens
+                sub = []
+                if not _punct_run_tokens(run, sub):
+                    return None
+                return [*out, *sub, *reversed(tail)]
+            if run[0] == "." and run != "." and _is_alnum(s[-1]):
                 # "ph.d...", "st...", "i..", "a&b...": the lexer may take a period into the word
                 toks_before: list[str] = []
                 if not _core_tokens(s, toks_before) or not toks_before:
                     return None
                 last = toks_before[-1]
+                if set(run) == {"."} and not tail and (
+                    (len(last) == 1 and last.isascii() and last.isalpha())
+                    or last in KEEP_PERIOD_ANY_CASE or _ACRONYM.match(last)
+                ):
+                    # "x..", "St...", "t.v...": the first period stays on the word, whatever
+                    # follows (the look-ahead sees a period); the rest are their own tokens
+                    sub = []
+                    if not _punct_run_tokens(run[1:], sub):
+                        return None
+                    return [*out, *toks_before[:-1], last + ".", *sub]
+                if last in KEEP_PERIOD_BEFORE_DIGIT and len(run) >= 3 and set(run) == {"."} and not tail:
+                    return [*out, *toks_before, "..."]  # "no..." is "no" "..."
                 if "." in last or len(last) == 1 or last in _ABBREVIATION_LIKE:
                     return None
             if run[0] == "." and not run.startswith(".."):

@@ -12,6 +12,7 @@ import random
 import pytest
 import realdata
 from conftest import needs_java
+from gen import realistic_caption
 
 from vlbench.tasks.captioning.ptb import (
     clean_line_breaks,
@@ -130,6 +131,51 @@ def test_generated_hard_cases_equal_the_jar():
     ]
     checked, left = _check(captions, successors)
     assert checked > 1000, (checked, left)  # the rest (smileys, quote pairs, e-mail...) go to the jar
+
+
+def _edited_caption(rng: random.Random) -> str:
+    """A COCO-like caption with one or two edits a real user's file might carry."""
+    c = realistic_caption(rng)
+    for _ in range(rng.randint(1, 2)):
+        w = c.split(" ")
+        k = rng.randrange(len(w))
+        edit = rng.randrange(12)
+        if edit == 0:
+            w[k] = rng.choice(['"{}"', "\u201c{}\u201d", "\u2018{}\u2019", "({})", "[{}]"]).format(w[k])
+        elif edit == 1:
+            w[-1] = w[-1].rstrip(".") + rng.choice([" \U0001f600", "\U0001f600", " \U0001f44d\U0001f3fd.", "! \u2764\ufe0f"])
+        elif edit == 2:
+            w[-1] = w[-1].rstrip(".") + rng.choice(["\u2026", "...", "....", "?!", "!!", ".\u201d", ".\u2019", '."'])
+        elif edit == 3:
+            w.insert(k, rng.choice(["\u2014", "\u2013", "-", "--", "...", "\u2026"]))
+        elif edit == 4:
+            w = [x.replace("'", "\u2019") for x in w]
+        elif edit == 5:
+            w[k] = w[k].replace("e", "\u00e9", 1).replace("a", "\u00e0", 1)
+        elif edit == 6:
+            w.insert(k, rng.choice(["www.example.com", "http://coco.org/x?id=5", "#selfie", "@bob", "-LRB-"]))
+        elif edit == 7:
+            w = ["\t".join(w)]
+        elif edit == 8:
+            w.insert(k, rng.choice(["\u6771\u4eac", "\u041c\u043e\u0441\u043a\u0432\u0430", "caf\u00e9"]))
+        elif edit == 9:
+            w.insert(k, rng.choice(["$5", "\u20ac5", "\u00a33", "50%", "20\u00b0", "\u00a9", "5:30pm", "#1", "x2"]))
+        elif edit == 10:
+            w[k] = w[k].upper()
+        else:
+            w.insert(k, rng.choice(["\u00a0", "\u3000", "\u200b"]))
+        c = " ".join(w)
+    return c
+
+
+@needs_java
+def test_edited_realistic_captions_equal_the_jar():
+    """Realistic captions with a user's edits (quotes, emoji, ellipses, dashes, accents, URLs, tabs,
+    other scripts, symbols, capitals, wide blanks): nearly all answered in Python, all as the jar."""
+    rng = random.Random(5)
+    captions = [_edited_caption(rng) for _ in range(3000)]
+    checked, left = _check(captions, [*captions[1:], ""])
+    assert checked >= 0.99 * len(captions), (checked, left)
 
 
 def test_every_kind_of_hard_caption_is_tokenized_in_python():
