@@ -1,7 +1,7 @@
 """PTB tokenization as pycocoevalcap does it (CoreNLP 3.4.1 PTBTokenizer, -preserveLines -lowerCase,
 then its punctuation drop list), in Python.
 
-Design: an exact fast path plus the jar as a fallback.
+Design: exact Python paths, and the jar only as a fallback for shapes never measured.
 
 * The fast path (`fast_tokenize`) accepts a caption only when every whitespace-separated chunk
   has a shape whose PTB tokenization is known and context-free: ASCII letters (optionally joined
@@ -14,8 +14,12 @@ Design: an exact fast path plus the jar as a fallback.
   trailing mark, stand-alone drop-list chunks) for all captions at once with numpy over the bytes
   of the joined text, and hands every other caption to `fast_tokenize`; a test checks that it
   agrees with `fast_tokenize` (and so with the jar) on everything it takes.
-* Every other caption goes to the real jar (one JVM for all of them in a run). When the jar is
-  not available, the caption is an error (`TokenizerUnavailable`), never a silent approximation.
+* The chunk rules (`ptb_chunks.extended_tokenize`, with the lexer's character tables in
+  `ptb_chars`) take every caption the fast path leaves: quotes, brackets, Unicode, URLs, emoji,
+  abbreviations in context. They cover every real caption of `../shared/realdata`.
+* A caption none of them covers (smileys, e-mail addresses, file names, fractions...) goes to the
+  real jar (one JVM for all of them in a run). When the jar is not available, it is an error
+  (`TokenizerUnavailable`, naming the captions), never a silent approximation.
 
 Line separators: the jar splits lines on \\r, \\u2028, \\u2029, \\x0b, \\x0c and \\x85 as well as
 \\n, so pycocoevalcap (which only replaces \\n) misaligns every later caption. vlbench replaces all

@@ -1,26 +1,32 @@
 """PTB tokenization of the captions the fast path leaves (quotes, brackets, accents, numbers,
-symbols, abbreviations), in Python, one whitespace-separated chunk at a time.
+symbols, abbreviations, URLs, emoji, other scripts), in Python.
 
 CoreNLP 3.4.1's PTBLexer is a JFlex grammar of a few hundred rules; this module does not port it.
-It recognises a closed set of chunk shapes whose tokens were established by running the jar
-(`tests/tasks/captioning/test_ptb_chunks.py` checks every shape against the jar on generated
-chunks and on all 42,657 real captions of `../shared/realdata`), and returns None for any other
-chunk, which then goes to the jar (or, without Java, is refused). A chunk is:
+It recognises a closed set of shapes whose tokens were established by running the jar, and returns
+None for anything else, which then goes to the jar (or, without Java, is refused). The tests check
+every answer against the jar: all 42,657 real captions of `../shared/realdata`, generated hard
+cases, realistic captions with users' edits (`tests/tasks/captioning/test_ptb_chunks.py`), and
+the character tables (`test_ptb_chars.py`).
+
+A caption is first cut at blanks and at characters that stand alone (`_pieces`, using the
+measured tables of `ptb_chars`: symbols are tokens, deleted characters and emoji cut tokens,
+dashes, ellipses and guillemets are dropped tokens). Each remaining chunk is
 
     openers  core  closers
 
-* openers: " ( [ { ` `` “ ‘ ' and hyphen runs before a letter;
-* core: a word of letters (Latin, Greek-free Unicode letters) and digits joined by single hyphens,
-  underscores or slashes, with internal periods between letters ("pole.a" is one token to the
-  lexer); a number with , . : between digit runs; an acronym "t.v"; <tag>; a clitic ('s n't ...);
-  or symbols $ # % & = + ; which the lexer splits off;
-* closers: " ) ] } ” ’ ' and punctuation runs: "!!" "?!" stay one kept token, ".." is ". .",
+* openers: " ( [ { ` `` ‘ ' -LRB- ..., hyphen runs and leading marks (?travel) before a word;
+* core: a word of letters (the lexer's letter table) and digits joined by single hyphens,
+  underscores or slashes, with internal periods between letters ("pole.a" is one token); a number
+  with , . : between digit runs, maybe followed by letters ("6:40pm"); an acronym "t.v"; <tag>;
+  clitics ('s n't ...); apostrophes inside words; capital AT&T; @user, #tag; URLs; or symbols
+  $ # % & = + ; * which the lexer splits off;
+* closers: " ) ] } ’ ' and punctuation runs: "!!" "?!" stay one kept token, ".." is ". .",
   "..." and longer are one dropped token.
 
-A period right after a word is the context-dependent case: the lexer keeps it on abbreviations
-("st.", "inc.", acronyms "t.v.") whatever follows, on single letters unless the next non-blank
-character (on this line or the next) is an ASCII capital, and on "no." "nos." "prop." only before a
-digit; `KEEP_PERIOD` lists the words, in the three cases tested against the jar.
+A period right after a word is the context-dependent case: decided on the chunk's last token, the
+lexer keeps it on abbreviations ("st.", "inc.", acronyms "t.v.") whatever follows, on single
+letters unless one of SENTENCE_STARTERS follows capitalised (on this line or the next), and on
+"no." "nos." "prop." only before a digit at most one blank away.
 """
 
 from __future__ import annotations
