@@ -68,10 +68,13 @@ BENCHMARKS = (
     Benchmark(
         id="mini-decorrelated",
         task="decorrelated_retrieval",
-        version="1.0",
+        # 2.0: queries from a 6,000-image pool drawn like train (300+ matched partner/control
+        # pairs) instead of the 250 test images (17 pairs); results of 1.0 are not comparable.
+        version="2.0",
         description=(
-            "vlbench-mini test images re-rendered without removed shapes; partner (shortcut) and "
-            "control queries; gallery: all mini captions."
+            "vlbench-mini pool images (drawn like train, never trained on) re-rendered without "
+            "removed shapes; matched partner (shortcut) and control queries; gallery: all mini "
+            "captions."
         ),
         files=(mini_file("manifest", "mini-decorrelated.json"),),
         metrics=METRICS,

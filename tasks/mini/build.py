@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from vlbench.progress import progress
 from vlbench.tasks.mini.captions import Caption, make_captions
 from vlbench.tasks.mini.formats import (
     coco_captions,
@@ -46,6 +47,11 @@ class MiniConfig:
     # information. (0.5 here would still make a partner about 4x likelier than another class.)
     eval_partner_prob: float | None = None
     captions_per_image: int = 5
+    # Sources of the decorrelated queries: images drawn like train (partner probability
+    # train_partner_prob) but disjoint from it, and never shown to a model (no captions, not in
+    # any Karpathy split, not in the gallery). Sized for at least 300 matched partner/control
+    # pairs (6,000 give 3xx; the tau rules and exact matching keep about 5.6% of the images).
+    n_pool: int = 6000
     layout: LayoutConfig = field(default_factory=LayoutConfig)
 
     def splits(self) -> list[SplitSpec]:
@@ -56,6 +62,28 @@ class MiniConfig:
             out.append(SplitSpec(name, first, n, p))
             first += n
         return out
+
+
+# Random-stream keys of the splits that are not Karpathy splits: the removal-source pool and the
+# unbiased train twin (same size and ids as train, no partner mechanism: the mini ODmAP
+# experiment's reference arm). Keys 0-2 are train/val/test; new keys never move the old streams.
+POOL_KEY = 3
+UNBIASED_TRAIN_KEY = 4
+
+
+def iter_pool(config: MiniConfig) -> Iterator[Scene]:
+    """The query-source pool: ids after the test split, drawn with the train partner rule."""
+    first = sum(s.count for s in config.splits()) + 1
+    spec = SplitSpec("pool", first, config.n_pool, config.train_partner_prob)
+    for i in range(config.n_pool):
+        yield sample_scene(np.random.default_rng([config.seed, POOL_KEY, i, 0]), first + i, spec, config.layout)
+
+
+def iter_unbiased_train(config: MiniConfig) -> Iterator[Scene]:
+    """Train's twin without the shortcut: same ids, count and layout, eval partner rule."""
+    spec = SplitSpec("train", 1, config.n_train, config.eval_partner_prob)
+    for i in range(config.n_train):
+        yield sample_scene(np.random.default_rng([config.seed, UNBIASED_TRAIN_KEY, i, 0]), 1 + i, spec, config.layout)
 
 
 def iter_scenes(config: MiniConfig) -> Iterator[Scene]:
@@ -120,7 +148,7 @@ def write_mini_benchmark(
         caps.append(row)
 
     labels: dict[int, np.ndarray] = {}
-    for scene in scenes:
+    for scene in progress(scenes, desc="mini world images" if images else "mini world labels", unit="img"):
         lab, _ = label_map(scene.objects, scene.width, scene.height)
         labels[scene.image_id] = lab
         if images:
@@ -159,7 +187,7 @@ def write_mini_benchmark(
             )
         )
 
-    queries = choose_queries([s for s in scenes if s.split == "test"])
+    queries = choose_queries(list(iter_pool(config)))
     written.append(
         _write_json(out / "decorrelated" / "queries.json", manifest(queries, PARTNER_PAIRS))
     )

@@ -9,7 +9,7 @@ import pytest
 from vlbench.tasks.mini import write_mini_benchmark
 from vlbench.tasks.mini.build import MiniConfig
 
-SMALL = MiniConfig(n_train=40, n_val=10, n_test=40)
+SMALL = MiniConfig(n_train=40, n_val=10, n_test=40, n_pool=400)
 
 
 @pytest.fixture(scope="session")

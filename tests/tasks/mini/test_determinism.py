@@ -29,7 +29,7 @@ def test_same_seed_same_bytes_in_another_process(small_world, small_config, tmp_
         "from vlbench.tasks.mini.build import MiniConfig; "
         "write_mini_benchmark(Path(sys.argv[1]), config=MiniConfig("
         f"n_train={small_config.n_train}, "
-        f"n_val={small_config.n_val}, n_test={small_config.n_test}))"
+        f"n_val={small_config.n_val}, n_test={small_config.n_test}, n_pool={small_config.n_pool}))"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     subprocess.run([sys.executable, "-c", code, str(again)], check=True, env=env)
@@ -44,7 +44,7 @@ def test_rewriting_the_same_folder_gives_the_same_files(
     out, _ = small_world
     before = digests(out)
     target = tmp_path / "w"
-    write_mini_benchmark(target, seed=1, config=MiniConfig(seed=1, n_train=12, n_val=3, n_test=12))
+    write_mini_benchmark(target, seed=1, config=MiniConfig(seed=1, n_train=12, n_val=3, n_test=12, n_pool=100))
     other = digests(target)
     write_mini_benchmark(target, config=small_config)
     # Stale files of the other world are gone; the folder now holds exactly this world.
@@ -55,7 +55,7 @@ def test_rewriting_the_same_folder_gives_the_same_files(
 def test_smaller_world_is_a_prefix(small_world, tmp_path: Path) -> None:
     out, _ = small_world
     small = tmp_path / "s"
-    write_mini_benchmark(small, config=MiniConfig(n_train=10, n_val=2, n_test=3))
+    write_mini_benchmark(small, config=MiniConfig(n_train=10, n_val=2, n_test=3, n_pool=100))
     a, b = digests(small), digests(out)
     # Train ids start at 1 in both worlds, so the first train images are identical.
     for i in range(1, 11):
@@ -69,7 +69,7 @@ def test_smaller_world_is_a_prefix(small_world, tmp_path: Path) -> None:
 
 
 def test_other_seed_other_world(tmp_path: Path) -> None:
-    cfg = dict(n_train=5, n_val=1, n_test=1)
+    cfg = dict(n_train=5, n_val=1, n_test=1, n_pool=100)
     write_mini_benchmark(tmp_path / "a", config=MiniConfig(seed=0, **cfg), images=False)
     write_mini_benchmark(tmp_path / "b", config=MiniConfig(seed=7, **cfg), images=False)
     a, b = digests(tmp_path / "a"), digests(tmp_path / "b")

@@ -8,7 +8,7 @@ import numpy as np
 from PIL import Image
 
 from vlbench.tasks.decorrelated.removal import plan_removal
-from vlbench.tasks.mini.build import MiniConfig, iter_scenes
+from vlbench.tasks.mini.build import MiniConfig, iter_pool, iter_scenes
 from vlbench.tasks.mini.queries import choose_queries, scene_objects
 from vlbench.tasks.mini.scene import render_scene
 from vlbench.tasks.mini.world import PARTNER_PAIRS, partner_of
@@ -99,10 +99,11 @@ def test_manifest_and_exact_images(small_world, small_config) -> None:
     assert doc["params"] == {"tau1": TAU1, "tau2": TAU2, "tau3": TAU3, "fill": "exact"}
     assert [tuple(p) for p in doc["partner_pairs"]] == list(PARTNER_PAIRS)
     assert doc["queries"], "the small world should have at least one matched pair"
-    scenes = {s.image_id: s for s in iter_scenes(small_config)}
+    scenes = {s.image_id: s for s in iter_pool(small_config)}
+    first_pool_id = 1 + sum(s.count for s in small_config.splits())
     for q in doc["queries"]:
         scene = scenes[q["source_image_id"]]
-        assert scene.split == "test" and q["group"] in ("partner", "control")
+        assert scene.split == "pool" and scene.image_id >= first_pool_id and q["group"] in ("partner", "control")
         removed = set(q["removed_classes"])
         check_rules(scene, removed, set(q["present_classes"]))
         want = sorted(
@@ -112,7 +113,7 @@ def test_manifest_and_exact_images(small_world, small_config) -> None:
             tuple(float(v) for v in b) for b in want
         ]
         got = np.asarray(Image.open(out / "decorrelated" / "images" / q["file_name"]))
-        source = np.asarray(Image.open(out / "images" / "test" / scene.file_name))
+        source = render_scene(scene)
         skip = [i for i, o in enumerate(scene.objects) if o.cls in removed]
         assert (got == render_scene(scene, skip=skip)).all()
         # Only pixels inside the removed boxes change, and every removed object's pixels do.
