@@ -37,8 +37,10 @@ def spice_status() -> tuple[Path | None, str]:
     missing = [name for name in CORENLP_JARS if not (jar.parent / "lib" / name).is_file()]
     if missing:
         return None, (
-            f"SPICE needs {' and '.join(missing)} in {jar.parent / 'lib'} (CoreNLP 3.6.0, downloaded by "
-            "pycocoevalcap from the Stanford site, not on any package registry)"
+            # the folder is named relative to the package: the reason goes into published results,
+            # which must not depend on where vlbench is installed
+            f"SPICE needs {' and '.join(missing)} in pycocoevalcap's spice/lib folder (CoreNLP 3.6.0, "
+            "downloaded by pycocoevalcap from the Stanford site, not on any package registry)"
         )
     return jar, ""
 
