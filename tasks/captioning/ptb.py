@@ -118,6 +118,20 @@ def _chunk_tokens(chunk: str, out: list[str]) -> bool:
 _NT = re.compile(r"([a-z]+)n't([,;:!?.])?\Z")
 
 
+def fast_chunk_tokens(chunk: str, out: list[str]) -> bool:
+    """Append the kept tokens of one lower-cased chunk of the fast path's shapes; False when the
+    chunk is not one of them. The shapes are context-free, so the chunk rules use this too."""
+    if "n't" in chunk:
+        m = _NT.match(chunk)
+        # "mann't" is not split the usual way by the lexer: the chunk rules take stems ending in n
+        if m is None or m.group(1).endswith("n"):
+            return False
+        out.append(m.group(1))
+        out.append("n't")
+        return True
+    return _chunk_tokens(chunk, out)
+
+
 def fast_tokenize(caption: str) -> str | None:
     """The PTB-tokenized, punctuation-stripped caption, or None when the jar is needed."""
     caption = clean_line_breaks(caption)
@@ -125,15 +139,7 @@ def fast_tokenize(caption: str) -> str | None:
         return None
     out: list[str] = []
     for chunk in caption.lower().split():
-        if "n't" in chunk:
-            m = _NT.match(chunk)
-            # "mann't" is not split the usual way by the lexer: stems ending in n go to the jar.
-            if m is None or m.group(1).endswith("n"):
-                return None
-            out.append(m.group(1))
-            out.append("n't")
-            continue
-        if not _chunk_tokens(chunk, out):
+        if not fast_chunk_tokens(chunk, out):
             return None
     return " ".join(out)
 

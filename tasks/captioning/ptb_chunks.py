@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 
-from vlbench.tasks.captioning.ptb import ABBREVIATIONS, PUNCTUATIONS, SPLIT_WORDS
+from vlbench.tasks.captioning.ptb import ABBREVIATIONS, PUNCTUATIONS, SPLIT_WORDS, fast_chunk_tokens
 from vlbench.tasks.captioning.ptb_chars import (
     DELETE,
     DROPPED,
@@ -46,6 +46,7 @@ from vlbench.tasks.captioning.ptb_chars import (
 )
 
 _BLANKS = " \t" + "".join(sorted(SPACES))  # the lexer's blanks (its sentence-end look-ahead)
+_FAST_CHUNK = re.compile(r"[A-Za-z0-9'.,;:!?\-]+\Z")  # the characters the fast path's shapes use
 
 # Words that keep a following period in every context (all of lower, Capitalised and UPPER case),
 # measured with the jar over the abbreviation list of `ptb.ABBREVIATIONS`.
@@ -648,40 +649,46 @@ _QUOTE_PAIR = re.compile(
 _IN_CHUNK = frozenset("\u2018\u2019")  # curly apostrophes: the chunk rules decide
 
 
+_RUNS = re.compile("[!-~\u2018\u2019]+|[ \t]+|.", re.DOTALL)  # chunk material, blanks, one other character
+
+
 def _pieces(caption: str) -> list[tuple[int, int] | str] | None:
     """The caption cut into chunks (spans) and the tokens of characters that stand alone (a
-    symbol, "--", "...", or "" for a deleted character); None for a character not classified."""
+    symbol, "--", "...", or "" for a deleted character); None for a character not classified.
+    Printable ASCII and the curly apostrophes are chunk material (the chunk rules decide)."""
     out: list[tuple[int, int] | str] = []
     start = -1
-    for i, c in enumerate(caption):
-        if c.isascii():
-            if c == " " or c == "\t":
+    for m in _RUNS.finditer(caption):
+        c = m.group()
+        c0 = c[0]
+        if len(c) > 1 or ("!" <= c0 <= "~") or c0 in _IN_CHUNK:
+            if c0 == " " or c0 == "\t":
                 kind = SPACE
-            elif c.isprintable():
-                kind = LETTER  # the chunk rules decide
             else:
-                kind = char_class(c)  # control characters: deleted by the lexer
-        elif c in _IN_CHUNK:
-            kind = LETTER
-        elif c in _REWRITTEN_SYMBOLS:
+                if start < 0:
+                    start = m.start()
+                continue
+        elif c0 in _REWRITTEN_SYMBOLS:
             kind = SYMBOL
+        elif c0 == " " or c0 == "\t":
+            kind = SPACE
         else:
-            kind = char_class(c)
-            if kind == LETTER and (c in _ODD_LETTERS or len(c.lower()) != 1):
-                return None
-        if kind == LETTER:
-            if start < 0:
-                start = i
-            continue
+            kind = char_class(c0)  # a control character, or any other non-ASCII one
+            if kind == LETTER:
+                if c0 in _ODD_LETTERS or len(c0.lower()) != 1:
+                    return None
+                if start < 0:
+                    start = m.start()
+                continue
         if start >= 0:
-            out.append((start, i))
+            out.append((start, m.start()))
             start = -1
         if kind == SPACE:
             continue
         if kind == SYMBOL:
-            out.append(_REWRITTEN_SYMBOLS.get(c, c))
+            out.append(_REWRITTEN_SYMBOLS.get(c0, c0))
         elif kind == DROPPED:
-            out.append(DROPPED_TOKENS[c])
+            out.append(DROPPED_TOKENS[c0])
         elif kind == DELETE:
             out.append("")
         else:
@@ -713,9 +720,12 @@ def extended_tokenize(caption: str, next_line: str | None) -> str | None:
             # the URL rules take in the characters cut off here: wide blanks, emoji, symbols
             # ("\u00abwww.x.com" is one token to the lexer)
             return None
+        chunk = caption[a:b]
+        if _FAST_CHUNK.match(chunk) and fast_chunk_tokens(chunk.lower(), tokens):
+            continue  # the fast path's shapes are context-free (their marks are dropped anyway)
         rest = caption[b:]
         following = rest + "\n" + next_line if next_line is not None else (rest if rest.strip(_BLANKS) else None)
-        toks = chunk_tokens(caption[a:b], following)
+        toks = chunk_tokens(chunk, following)
         if toks is None:
             return None
         tokens.extend(toks)
