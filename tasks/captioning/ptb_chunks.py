@@ -212,7 +212,7 @@ def _core_tokens(core: str, out: list[str]) -> bool:
             return True
         return False
     if norm in _WHOLE_APOSTROPHE_WORDS:
-        out.append(norm)
+        out.append(low)  # "o’clock" keeps its curly apostrophe (only clitics are normalised)
         return True
     if norm in _CLITICS:
         out.append(norm)
@@ -589,7 +589,7 @@ def chunk_tokens(chunk: str, following: str | None) -> list[str] | None:
                     if not _core_tokens(s, toks) or not toks:
                         return None
                     last = s[-len(toks[-1]):]
-                    if last.lower().replace("\u2019", "'") != toks[-1]:
+                    if last.lower().replace("\u2019", "'") != toks[-1].replace("\u2019", "'"):
                         return None
                     kept = _period_before_closer(last) if tail else _period_kept(last, following)
                     if kept is None:
