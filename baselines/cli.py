@@ -36,6 +36,18 @@ def add_cli(commands: Any, groups: dict[str, Any]) -> None:
                     help="captioning recipes: also write the captions as a COCO results file (pycocoevalcap's loadRes "
                          "format); the same as --set extra.coco_results=FILE")
     rp.set_defaults(func=cmd_run)
+    ep = sub.add_parser("experiment", help="run a whole baseline experiment: every arm and seed, scored, with a report")
+    ep.add_argument("name", help="mini-odmap: the ODmAP paper's bias and mitigation on vlbench-mini (CPU)")
+    ep.add_argument("--quick", action="store_true", help="the same pipeline at toy size (tests; numbers mean nothing)")
+    ep.add_argument("--out", help="results folder (default baselines/results/NAME; with --quick, inside the work dir)")
+    ep.add_argument("--submissions", help="where the submissions go, one folder per benchmark (default submissions/)")
+    ep.add_argument("--work-dir", help="checkpoints and logs (default DATA_DIR/runs/NAME); rerunning reuses finished runs")
+    ep.add_argument("--data-dir", help="data folder (default: $VLBENCH_DATA or ~/.cache/vlbench)")
+    ep.add_argument("--seeds", help="comma-separated seeds (default: the experiment's, 0,1,2)")
+    ep.add_argument("--workers", type=int, help="parallel one-thread training processes (default: the CPU count, at most 4)")
+    ep.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for intervals and paired tests")
+    ep.add_argument("--quiet", action="store_true")
+    ep.set_defaults(func=cmd_experiment)
 
 
 def _usage(p: argparse.ArgumentParser) -> int:
@@ -62,6 +74,26 @@ def cmd_list(args: argparse.Namespace) -> int:
     print(tabulate([[r["recipe"], "yes" if r["trains"] else "no", ", ".join(r["benchmarks"]), r["description"]] for r in rows],
                    headers=["recipe", "trains", "benchmarks", "what it does"]))
     print("\nsettings (--set key=value; defaults shown by `vlbench baseline list --json` and baselines/README.md)")
+    return 0
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from .experiment import run_experiment
+
+    seeds = None
+    if args.seeds is not None:
+        try:
+            seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+        except ValueError:
+            raise UsageError(f"--seeds {args.seeds!r}: expected comma-separated integers such as 0,1,2") from None
+    if args.workers is not None and not 1 <= args.workers <= 64:
+        raise UsageError("--workers must be between 1 and 64")
+    if not 0 <= args.bootstrap <= 100_000:
+        raise UsageError("--bootstrap must be between 0 and 100000")
+    out = run_experiment(args.name, quick=args.quick, out=args.out, submissions=args.submissions, work_dir=args.work_dir,
+                         data_dir=args.data_dir, seeds=seeds, workers=args.workers, bootstrap=args.bootstrap,
+                         progress=not args.quiet, argv=list(getattr(args, "argv", sys.argv[1:])))
+    print(f"wrote {out / 'README.md'}, {out / 'results.json'} and {out / 'plot.png'}")
     return 0
 
 

@@ -32,6 +32,8 @@ class RecipeConfig:
     query_image_root: str = ""  # decorrelated query images (written by the decorrelated fill)
     train_split: tuple[str, ...] = ("train", "restval")
     max_train_pairs: int = 0  # 0: all; >0 keeps the first N pairs (tests, smoke runs)
+    # mini world only: train on the biased split (partner probability 0.9) or on its unbiased twin
+    mini_train: str = "biased"
     # training (defaults: the ODmAP paper's CLIP fine-tuning settings, Sec. 5)
     epochs: float = 10.0
     steps: int = 0  # >0 overrides epochs
@@ -39,6 +41,7 @@ class RecipeConfig:
     optimizer: str = "adam"
     lr: float = 2e-6
     lr_halve_every_epochs: float = 2.0  # the paper halves the learning rate every 2 epochs
+    lr_schedule: str = "step"  # step: halve every lr_halve_every_epochs (the paper); cosine: to 0
     weight_decay: float = 0.0
     warmup_steps: int = 0
     grad_clip: float = 0.0
@@ -46,6 +49,9 @@ class RecipeConfig:
     grad_checkpointing: bool = False
     compile: bool = False
     workers: int = 4
+    # keep each distinct image's preprocessed tensor in memory (exact: the eval transform is
+    # deterministic); for small sets trained on a CPU, where decoding dominates a step
+    cache_images: bool = False
     group_batches: bool = False  # keep pairs of one group (an image and its edited copies) in a batch
     checkpoint_every: int = 500  # steps
     log_every: int = 10
@@ -77,8 +83,8 @@ class RecipeConfig:
 
 # Settings that change the trained weights; a checkpoint is resumable only when these match.
 TRAINING_KEYS = (
-    "model", "pretrained", "image_size", "karpathy", "train_split", "max_train_pairs", "epochs",
-    "steps", "batch_size", "optimizer", "lr", "lr_halve_every_epochs", "weight_decay",
+    "model", "pretrained", "image_size", "karpathy", "train_split", "max_train_pairs", "mini_train",
+    "epochs", "steps", "batch_size", "optimizer", "lr", "lr_halve_every_epochs", "lr_schedule", "weight_decay",
     "warmup_steps", "grad_clip", "precision", "group_batches", "seed", "synthetic_ratio",
     "synthetic_fill", "synthetic_captions",
 )
@@ -225,6 +231,10 @@ def check(c: RecipeConfig) -> None:
         problems.append("synthetic_ratio must be between 0 and 10")
     if c.optimizer not in ("adam", "adamw"):
         problems.append("optimizer must be adam or adamw")
+    if c.lr_schedule not in ("step", "cosine"):
+        problems.append("lr_schedule must be step or cosine")
+    if c.mini_train not in ("biased", "unbiased"):
+        problems.append("mini_train must be biased or unbiased")
     if c.precision not in ("auto", "bf16", "fp32"):
         problems.append("precision must be auto, bf16 or fp32")
     if c.synthetic_fill not in ("inpaint", "blur", "mean", "zero", "rerender"):

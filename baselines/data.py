@@ -90,6 +90,29 @@ def mini_world(data_dir: Path | None = None, progress: bool = True) -> Path:
     return root
 
 
+def mini_unbiased_train(world: Path, progress: bool = True) -> Path:
+    """The mini world's unbiased train twin (`tasks/mini/build.py: write_unbiased_train`), written
+    once inside the world folder (so a regenerated world drops it too); returns its captions file."""
+    folder = world / "unbiased-train"
+    captions = folder / "captions.json"
+    if captions.is_file():
+        return captions
+    from vlbench.tasks.mini.build import write_unbiased_train
+
+    if progress:
+        print(f"generating the mini world's unbiased train twin into {folder} (once, about 10 s)")
+    tmp = Path(tempfile.mkdtemp(prefix=".unbiased-train.", dir=world))
+    try:
+        write_unbiased_train(tmp)
+        if folder.exists():
+            shutil.rmtree(folder)
+        tmp.rename(folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return captions
+
+
 def load_source(benchmark: Benchmark, config: RecipeConfig, data_dir: Path | None) -> Source:
     family = family_of(benchmark)
     name = KARPATHY_FILE[family]
@@ -127,6 +150,10 @@ def load_source(benchmark: Benchmark, config: RecipeConfig, data_dir: Path | Non
 
 def train_pairs(source: Source, config: RecipeConfig) -> list[Pair]:
     """Every (image, caption) pair of the train split(s), in file order."""
+    if config.mini_train == "unbiased":
+        if source.world_root is None:
+            raise UsageError("mini_train=unbiased is a setting of the generated mini world's benchmarks (mini-*)")
+        return _limit(_unbiased_pairs(source.world_root), config)
     splits = set(config.train_split)
     pairs = [
         Pair(source.image_path(img.id), cap.raw, img.id)
@@ -137,6 +164,18 @@ def train_pairs(source: Source, config: RecipeConfig) -> list[Pair]:
     if not pairs:
         found = sorted({img.split for img in source.karpathy})
         raise UsageError(f"no training pairs: the Karpathy file has no split in {sorted(splits)} (it has {found}); set train_split")
+    return _limit(pairs, config)
+
+
+def _unbiased_pairs(world: Path) -> list[Pair]:
+    doc = json.loads(mini_unbiased_train(world).read_text(encoding="utf-8"))
+    images = world / "unbiased-train" / "images"
+    # groups are prefixed: the twin reuses train's image ids for different pictures
+    return [Pair(images / row["file_name"], caption, f"unbiased:{row['id']}") for row in doc["images"]
+            for caption in row["captions"]]
+
+
+def _limit(pairs: list[Pair], config: RecipeConfig) -> list[Pair]:
     if config.max_train_pairs:
         pairs = pairs[: config.max_train_pairs]
     missing = [p.image for p in pairs[:1000] if not p.image.is_file()]

@@ -91,6 +91,12 @@ def load_model(name: str, pretrained: str, device: str = "cpu", image_size: int 
         cfg = open_clip.get_pretrained_cfg(name, tag) or {}
         if not _cached(cfg) and not _online():
             raise UsageError(_missing_weights_message(open_clip, name, tag, ConnectionError("offline")))
+    own = vlbench_checkpoint(tag) if tag is not None else None
+    if own is not None:
+        trained = own.get("config", {}).get("model")
+        if trained and trained != name:
+            raise UsageError(f"checkpoint {tag} holds a {trained} model, not {name}; set model={trained}")
+        tag = None  # build the architecture, then load the checkpoint's weights below
     kwargs: dict[str, Any] = {}
     if image_size:
         kwargs["force_image_size"] = image_size
@@ -108,4 +114,28 @@ def load_model(name: str, pretrained: str, device: str = "cpu", image_size: int 
         if tag is None:
             raise
         raise UsageError(_missing_weights_message(open_clip, name, tag, exc)) from None
+    if own is not None:
+        try:
+            model.load_state_dict(own["model"])
+        except RuntimeError as exc:
+            raise UsageError(f"checkpoint {pretrained} does not fit {name}: {str(exc).splitlines()[0]}") from None
     return LoadedModel(model, preprocess, open_clip.get_tokenizer(name), name, pretrained)
+
+
+def vlbench_checkpoint(path: str) -> dict[str, Any] | None:
+    """A training checkpoint written by `baselines/train.py` (None for any other file).
+
+    open_clip's loader reads plain state dicts with `weights_only=True`; ours also holds the
+    optimizer and RNG states, so it is recognised and unpacked here."""
+    import torch
+
+    p = Path(path)
+    if not p.is_file() or p.suffix != ".pt":
+        return None
+    try:
+        ckpt = torch.load(p, map_location="cpu", weights_only=False)
+    except Exception:
+        return None
+    if isinstance(ckpt, dict) and "model" in ckpt and "config_digest" in ckpt:
+        return ckpt
+    return None

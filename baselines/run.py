@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import time
@@ -69,7 +70,11 @@ def run_recipe(
     argv: list[str] | None = None,
     progress: bool = True,
     stop_after: int | None = None,
+    meta_extra: Mapping[str, Any] | None = None,
+    method: str | None = None,
 ) -> RunResult:
+    """`meta_extra`: more facts for the submission's `meta.extra` (e.g. the experiment and arm a
+    run belongs to)."""
     started = time.perf_counter()
     recipe = get(name)
     benchmark = registry().benchmark(benchmark_id)
@@ -121,26 +126,28 @@ def run_recipe(
                        stop_after=stop_after, progress=progress)
         train_info = {"pairs": n_original, "synthetic_pairs": n_synthetic, "steps": result.steps,
                       "resumed_from_step": result.resumed_from, "pairs_per_s": round(result.pairs_per_s, 2),
-                      "final_loss": result.final_loss}
+                      "final_loss": result.final_loss if math.isfinite(result.final_loss) else None}
     if not dist.main:
         return RunResult(None, None, train_info)
 
     ctx = RunContext(benchmark, config, device, data, loaded, source, progress)
     predictions = recipe.predictor(benchmark.task)(ctx)
     values = config.to_dict()
+    recipe_facts = recipe_meta(recipe=recipe.name, config=values, command=command_line(argv), device=device,
+                               world_size=dist.world_size, wall_time_s=time.perf_counter() - started,
+                               train=train_info)
+    if not device.startswith("cuda"):
+        import torch
+
+        recipe_facts["cpu_threads"] = torch.get_num_threads()  # CPU float sums depend on it
     meta = {
-        "method": recipe.method.format(**values)[:200],
+        "method": (method or recipe.method.format(**values))[:200],
         "team": "vlbench baselines",
         "description": recipe.description,
         "reference": True,
         "baseline": recipe.name,
         "model": f"{config.model} ({config.pretrained})",
-        "extra": {
-            "recipe": recipe_meta(recipe=recipe.name, config=values, command=command_line(argv), device=device,
-                                  world_size=dist.world_size, wall_time_s=time.perf_counter() - started,
-                                  train=train_info),
-            **ctx.notes,
-        },
+        "extra": {"recipe": recipe_facts, **ctx.notes, **(meta_extra or {})},
     }
     doc = {"vlbench": 1, "benchmark": benchmark.id, "task": benchmark.task, "meta": meta, "predictions": predictions}
     try:

@@ -74,10 +74,14 @@ def schedule(config: RecipeConfig, n_pairs: int, world: int = 1) -> tuple[int, i
     return per_epoch, total
 
 
-def lr_at(config: RecipeConfig, step: int, per_epoch: int) -> float:
-    """The paper's step schedule: lr halved every `lr_halve_every_epochs`, after optional warmup."""
+def lr_at(config: RecipeConfig, step: int, per_epoch: int, total: int = 0) -> float:
+    """After an optional linear warmup: the paper's step schedule (lr halved every
+    `lr_halve_every_epochs`), or a cosine decay to 0 at step `total` (training from scratch)."""
     if config.warmup_steps and step < config.warmup_steps:
         return config.lr * (step + 1) / config.warmup_steps
+    if config.lr_schedule == "cosine":
+        span = max(1, total - config.warmup_steps)
+        return config.lr * 0.5 * (1 + math.cos(math.pi * min(1.0, (step - config.warmup_steps) / span)))
     epoch = step / per_epoch
     return config.lr * 0.5 ** math.floor(epoch / config.lr_halve_every_epochs)
 
@@ -109,21 +113,30 @@ def batch_indices(pairs: Sequence[Pair], config: RecipeConfig, step: int, per_ep
 class PairDataset:
     """Index -> (image tensor, token ids); images are opened lazily in the loader workers."""
 
-    def __init__(self, pairs: Sequence[Pair], preprocess: Callable[[Any], Any], tokenizer: Callable[[list[str]], Any]):
+    def __init__(self, pairs: Sequence[Pair], preprocess: Callable[[Any], Any], tokenizer: Callable[[list[str]], Any],
+                 cache_images: bool = False):
         self.pairs = pairs
         self.preprocess = preprocess
         self.tokenizer = tokenizer
+        self.cache: dict[Path, Any] | None = {} if cache_images else None
 
     def __len__(self) -> int:
         return len(self.pairs)
 
-    def __getitem__(self, i: int) -> tuple[Any, Any]:
+    def image(self, path: Path) -> Any:
         from PIL import Image
 
-        p = self.pairs[i]
-        with Image.open(p.image) as im:
+        if self.cache is not None and path in self.cache:
+            return self.cache[path]
+        with Image.open(path) as im:
             image = self.preprocess(im.convert("RGB"))
-        return image, self.tokenizer([p.caption])[0]
+        if self.cache is not None:
+            self.cache[path] = image
+        return image
+
+    def __getitem__(self, i: int) -> tuple[Any, Any]:
+        p = self.pairs[i]
+        return self.image(p.image), self.tokenizer([p.caption])[0]
 
 
 def _rng_state() -> dict[str, Any]:
@@ -154,6 +167,23 @@ def save_atomic(obj: Any, path: Path) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def training_digest(config: RecipeConfig) -> str:
+    """The digest that keys a checkpoint: the training settings, and the bytes of a local
+    pretrained file (a run that starts from another run's weights must not resume a checkpoint
+    made from different weights under the same path)."""
+    import hashlib
+
+    digest = config.digest(TRAINING_KEYS)
+    weights = Path(config.pretrained)
+    if config.pretrained.lower() not in ("", "none") and weights.is_file():
+        h = hashlib.sha256(digest.encode())
+        with open(weights, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        digest = h.hexdigest()
+    return digest
 
 
 def load_checkpoint(path: Path, digest: str) -> dict[str, Any] | None:
@@ -205,12 +235,12 @@ def train(
     model.train()
     if config.grad_checkpointing:
         model.set_grad_checkpointing(True)
-    digest = config.digest(TRAINING_KEYS)
+    digest = training_digest(config)
     per_epoch, total = schedule(config, len(pairs), dist.world_size)
     params = [p for p in model.parameters() if p.requires_grad]
     opt_cls = torch.optim.AdamW if config.optimizer == "adamw" else torch.optim.Adam
     optimizer = opt_cls(params, lr=config.lr, weight_decay=config.weight_decay)
-    start = 0
+    start, last_loss = 0, float("nan")
     ckpt_path = checkpoint_dir / CHECKPOINT if checkpoint_dir else None
     if ckpt_path is not None:
         ckpt = load_checkpoint(ckpt_path, digest)
@@ -219,9 +249,10 @@ def train(
             optimizer.load_state_dict(ckpt["optimizer"])
             _set_rng_state(ckpt["rng"])
             start = int(ckpt["step"])
+            last_loss = float(ckpt.get("loss", float("nan")))
     if start >= total:
         model.eval()
-        return TrainResult(model, total, start, 0.0, float("nan"))
+        return TrainResult(model, total, start, 0.0, last_loss)
 
     wrapped = model
     if dist.world_size > 1:
@@ -232,7 +263,8 @@ def train(
         wrapped = torch.compile(wrapped)
     loss_fn = ClipLoss(local_loss=False, gather_with_grad=True, rank=dist.rank, world_size=dist.world_size)
     use_bf16 = config.precision == "bf16" or (config.precision == "auto" and device.startswith("cuda"))
-    dataset = PairDataset(pairs, loaded.preprocess, loaded.tokenizer)
+    # a cache in the main process only: loader workers would each fill (and drop) their own copy
+    dataset = PairDataset(pairs, loaded.preprocess, loaded.tokenizer, cache_images=config.cache_images and config.workers == 0)
     batches = [batch_indices(pairs, config, s, per_epoch, dist) for s in range(start, total)]
     loader = DataLoader(
         dataset,
@@ -248,7 +280,7 @@ def train(
     step, loss_value, seen, t0 = start, float("nan"), 0, time.perf_counter()
     try:
         for images, texts in loader:
-            lr = lr_at(config, step, per_epoch)
+            lr = lr_at(config, step, per_epoch, total)
             for group in optimizer.param_groups:
                 group["lr"] = lr
             images = images.to(device, non_blocking=True)
@@ -275,7 +307,7 @@ def train(
             if ckpt_path is not None and dist.main and (step % config.checkpoint_every == 0 or step == total):
                 save_atomic(
                     {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
-                     "config_digest": digest, "config": config.to_dict(), "rng": _rng_state()},
+                     "config_digest": digest, "config": config.to_dict(), "rng": _rng_state(), "loss": loss_value},
                     ckpt_path,
                 )
             if stop_after is not None and step >= stop_after and step < total:

@@ -86,6 +86,30 @@ def iter_unbiased_train(config: MiniConfig) -> Iterator[Scene]:
         yield sample_scene(np.random.default_rng([config.seed, UNBIASED_TRAIN_KEY, i, 0]), 1 + i, spec, config.layout)
 
 
+def unbiased_train_captions(config: MiniConfig, scene: Scene) -> list[Caption]:
+    """Captions of a twin scene, from the twin's own stream (same templates as train)."""
+    rng = np.random.default_rng([config.seed, UNBIASED_TRAIN_KEY, scene.image_id - 1, 1])
+    return make_captions(rng, scene, config.captions_per_image)
+
+
+def write_unbiased_train(out: Path, config: MiniConfig | None = None) -> Path:
+    """Write the unbiased train twin under `out`: `images/mini_<id>.png` and `captions.json`
+    (`{"images": [{"id", "file_name", "captions": [...]}]}`); returns the captions file.
+
+    Not a benchmark split: it exists to train the reference arm of the mini ODmAP experiment,
+    a model of the same size and steps as the biased one that never saw the shortcut."""
+    config = config or MiniConfig()
+    out = Path(out)
+    rows = []
+    for scene in iter_unbiased_train(config):
+        lab, _ = label_map(scene.objects, scene.width, scene.height)
+        _write_png(out / "images" / scene.file_name, paint(scene.background, scene.objects, lab))
+        caps = unbiased_train_captions(config, scene)
+        rows.append({"id": scene.image_id, "file_name": scene.file_name, "captions": [c.raw for c in caps]})
+    return _write_json(out / "captions.json", {"format": "vlbench-mini-unbiased-train", "seed": config.seed,
+                                               "images": rows})
+
+
 def iter_scenes(config: MiniConfig) -> Iterator[Scene]:
     """Every scene, in id order. Each image has its own random stream keyed by (seed, split,
     index), so the first images of a smaller world are the first images of the full one."""

@@ -1,0 +1,271 @@
+"""Scores, paired differences and the plot of an experiment's submissions (`experiment.py`).
+
+Every number comes from vlbench's own scoring of the written submission files (`score_file`), so
+the report equals what `vlbench score` gives for the same files. Intervals are vlbench's
+percentile bootstrap over queries; differences between arms use the paired bootstrap (the same
+resampled queries for both arms). Pooling over seeds averages each query's per-item statistics
+over the seeds first (every arm is scored on the same queries), then resamples queries: the
+interval is for the seed-averaged model, with query sampling as its uncertainty.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlbench.jsonio import atomic_write_json
+from vlbench.registry import ItemTable, registry
+from vlbench.scoring import score_file
+from vlbench.stats import bootstrap_ci, paired_bootstrap
+
+# What the table shows, per benchmark (the decorrelated groups reported separately).
+DECORRELATED = [f"ODmAP@{k}/{g}" for g in ("partner", "control") for k in (1, 5, 10)]
+RETRIEVAL = [f"{d}_R@{k}" for d in ("i2t", "t2i") for k in (1, 5, 10)]
+COLUMNS = {"mini-decorrelated": DECORRELATED, "mini-retrieval": RETRIEVAL}
+# Differences reported between arms: (a, b) means a - b.
+CONTRASTS = (("synthetic", "control"), ("synthetic", "biased"), ("unbiased", "biased"))
+DIFF_METRICS = [*DECORRELATED, "i2t_R@1", "i2t_R@5", "i2t_R@10", "t2i_R@1"]
+
+
+def _metrics_fn(benchmark_id: str) -> Any:
+    benchmark = registry().benchmark(benchmark_id)
+    task = registry().task_of(benchmark)
+    return lambda means: task.metrics_from_means(benchmark, means)
+
+
+def mean_tables(tables: Sequence[Mapping[str, ItemTable]]) -> dict[str, ItemTable]:
+    """Per-item statistics averaged over runs that cover the same items (seeds of one arm)."""
+    first = tables[0]
+    out = {}
+    for name, t in first.items():
+        order = {i: k for k, i in enumerate(t.ids)}
+        stacked = []
+        for other in tables:
+            o = other[name]
+            if o.columns != t.columns or set(o.ids) != set(order):
+                raise ValueError(f"population {name}: runs cover different items")
+            idx = np.array([order[i] for i in o.ids])
+            values = np.empty_like(o.values)
+            values[idx] = o.values
+            stacked.append(values)
+        out[name] = ItemTable(list(t.ids), list(t.columns), np.mean(stacked, axis=0))
+    return out
+
+
+def _score_runs(runs: Sequence[Mapping[str, Any]], data_dir: Path | None, bootstrap: int) -> dict[tuple[str, int, str], Any]:
+    scored = {}
+    for run in runs:
+        for benchmark, path in run["files"].items():
+            scored[(run["arm"], run["seed"], benchmark)] = score_file(path, data_dir=data_dir, bootstrap=bootstrap, seed=0)
+    return scored
+
+
+def _chance_floor(data_dir: Path | None, bootstrap: int) -> dict[str, dict[str, Any]]:
+    """The task's own random submission (seed 0), the chance floor, scored the same way."""
+    from vlbench.registry import locate_ground_truth
+
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for benchmark_id in COLUMNS:
+            benchmark = registry().benchmark(benchmark_id)
+            task = registry().task_of(benchmark)
+            gt = task.load_ground_truth(benchmark, locate_ground_truth(benchmark, data_dir))
+            path = Path(tmp) / f"{benchmark_id}.json"
+            doc = {"vlbench": 1, "benchmark": benchmark_id, "task": benchmark.task, "meta": {"method": "random"},
+                   "predictions": task.random_predictions(gt, benchmark, seed=0)}
+            path.write_text(json.dumps(doc), encoding="utf-8")
+            ev = score_file(path, data_dir=data_dir, bootstrap=bootstrap, seed=0)
+            out[benchmark_id] = {"scores": ev.result.scores, "ci95": ev.result.ci95}
+    return out
+
+
+def analyse(exp: Any, runs: Sequence[Mapping[str, Any]], *, data_dir: Path | None, bootstrap: int) -> dict[str, Any]:
+    scored = _score_runs(runs, data_dir, bootstrap)
+    arms = [a.name for a in exp.arms]
+    seeds = list(exp.seeds)
+    per_run = []
+    for arm in arms:
+        for seed in seeds:
+            row: dict[str, Any] = {"arm": arm, "seed": seed, "scores": {}, "ci95": {}, "files": {}}
+            for benchmark, columns in COLUMNS.items():
+                ev = scored[(arm, seed, benchmark)]
+                row["files"][benchmark] = {"submission_sha256": ev.result.submission_sha256,
+                                           "benchmark_version": ev.result.benchmark_version}
+                for c in columns:
+                    row["scores"][c] = ev.result.scores[c]
+                    if c in ev.result.ci95:
+                        row["ci95"][c] = list(ev.result.ci95[c])
+            per_run.append(row)
+    pooled_items = {
+        (arm, b): mean_tables([scored[(arm, s, b)].items for s in seeds]) for arm in arms for b in COLUMNS
+    }
+    pooled = []
+    for arm in arms:
+        row = {"arm": arm, "scores": {}, "ci95": {}}
+        for benchmark, columns in COLUMNS.items():
+            items = pooled_items[(arm, benchmark)]
+            fn = _metrics_fn(benchmark)
+            point = fn({k: t.column_means() for k, t in items.items()})
+            ci = bootstrap_ci(items, fn, n_resamples=bootstrap, seed=0) if bootstrap else {}
+            for c in columns:
+                row["scores"][c] = float(np.asarray(point[c])[0])
+                if c in ci:
+                    row["ci95"][c] = [float(v) for v in ci[c]]
+        pooled.append(row)
+    diffs = []
+    if bootstrap:
+        for a, b in CONTRASTS:
+            if a not in arms or b not in arms:
+                continue
+            for label, left, right in [
+                *((f"seed {s}", {bm: scored[(a, s, bm)].items for bm in COLUMNS}, {bm: scored[(b, s, bm)].items for bm in COLUMNS})
+                  for s in seeds),
+                ("pooled", {bm: pooled_items[(a, bm)] for bm in COLUMNS}, {bm: pooled_items[(b, bm)] for bm in COLUMNS}),
+            ]:
+                for benchmark in COLUMNS:
+                    comparisons = paired_bootstrap(left[benchmark], right[benchmark], _metrics_fn(benchmark), bootstrap, 0)
+                    for c in comparisons:
+                        if c.metric in DIFF_METRICS:
+                            diffs.append({"a": a, "b": b, "over": label, "metric": c.metric, "a_value": c.a,
+                                          "b_value": c.b, "difference": c.difference, "ci95": list(c.ci95),
+                                          "p_value": c.p_value})
+    return {"runs": per_run, "pooled": pooled, "differences": diffs, "chance": _chance_floor(data_dir, bootstrap)}
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.1f}"
+
+
+def _ci(ci: Sequence[float] | None) -> str:
+    return "" if not ci else f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
+def _signed(v: float) -> str:
+    return f"{100 * v:+.1f}"
+
+
+def render_markdown(exp: Any, report: Mapping[str, Any], command: str, timing: Mapping[str, Any]) -> str:
+    labels = {a.name: a.label for a in exp.arms}
+    lines = [
+        f"# {exp.name}: results",
+        "",
+        "Generated by `" + command + "` (numbers are what `vlbench score` gives for the submissions; "
+        "percent, 95% bootstrap intervals over queries in brackets). Partner removals and matched "
+        "controls are reported separately. How the arms are made: `baselines/README.md`.",
+        "",
+        f"Seeds: {', '.join(map(str, exp.seeds))}. Wall time: {timing.get('total_s', '?')} s "
+        f"({timing.get('workers', '?')} worker processes, one thread each).",
+        "",
+        "## Pooled over seeds (per-query statistics averaged over seeds)",
+        "",
+    ]
+    header = ["arm", *DECORRELATED, *RETRIEVAL]
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + "---|" * len(header))
+    for row in report["pooled"]:
+        cells = [labels[row["arm"]]] + [_pct(row["scores"][c]) + _ci(row["ci95"].get(c)) for c in [*DECORRELATED, *RETRIEVAL]]
+        lines.append("| " + " | ".join(cells) + " |")
+    chance = report["chance"]
+    floor = [chance["mini-decorrelated"]["scores"].get(c) for c in DECORRELATED] + [chance["mini-retrieval"]["scores"].get(c) for c in RETRIEVAL]
+    lines.append("| chance (random ranking) | " + " | ".join(_pct(v) for v in floor) + " |")
+    lines += ["", "## Every run", "", "| arm | seed | " + " | ".join([*DECORRELATED, *RETRIEVAL]) + " |",
+              "|" + "---|" * (len(DECORRELATED) + len(RETRIEVAL) + 2)]
+    for row in report["runs"]:
+        cells = [labels[row["arm"]], str(row["seed"])] + [_pct(row["scores"][c]) for c in [*DECORRELATED, *RETRIEVAL]]
+        lines.append("| " + " | ".join(cells) + " |")
+    if report["differences"]:
+        lines += ["", "## Paired differences (a - b, percent points; paired bootstrap over queries)", ""]
+        metrics = [m for m in DIFF_METRICS if any(d["metric"] == m for d in report["differences"])]
+        for a, b in CONTRASTS:
+            rows = [d for d in report["differences"] if d["a"] == a and d["b"] == b]
+            if not rows:
+                continue
+            lines += [f"### {labels[a]} - {labels[b]}", "", "| over | " + " | ".join(metrics) + " |",
+                      "|" + "---|" * (len(metrics) + 1)]
+            for over in dict.fromkeys(d["over"] for d in rows):
+                cells = []
+                for m in metrics:
+                    d = next((x for x in rows if x["over"] == over and x["metric"] == m), None)
+                    cells.append("" if d is None else f"{_signed(d['difference'])} [{_signed(d['ci95'][0])}, {_signed(d['ci95'][1])}]")
+                lines.append(f"| {over} | " + " | ".join(cells) + " |")
+            lines.append("")
+    lines += ["", "![partner-removal ODmAP@1 against i2t R@1](plot.png)", ""]
+    return "\n".join(lines)
+
+
+def plot(exp: Any, report: Mapping[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colours = {"biased": "#d62728", "control": "#1f77b4", "synthetic": "#2ca02c", "unbiased": "#7f7f7f"}
+    markers = "osD^v<>"
+    fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=100)
+    labels = {a.name: a.label for a in exp.arms}
+    x_key, y_key = exp.plot_x, exp.plot_y
+    for row in report["runs"]:
+        x, y = row["scores"][x_key], row["scores"][y_key]
+        xe = row["ci95"].get(x_key)
+        ye = row["ci95"].get(y_key)
+        ax.errorbar(100 * x, 100 * y,
+                    xerr=None if xe is None else [[100 * (x - xe[0])], [100 * (xe[1] - x)]],
+                    yerr=None if ye is None else [[100 * (y - ye[0])], [100 * (ye[1] - y)]],
+                    fmt=markers[exp.seeds.index(row["seed"]) % len(markers)], color=colours.get(row["arm"], "k"),
+                    alpha=0.8, capsize=2, markersize=6,
+                    label=f"{labels[row['arm']]}" if row["seed"] == exp.seeds[0] else None)
+    floor = report["chance"]["mini-decorrelated"]["scores"].get(y_key)
+    if floor is not None:
+        ax.axhline(100 * floor, color="k", linestyle=":", linewidth=1, label="chance (random ranking)")
+    ax.set_xlabel(f"{x_key} on mini-retrieval (%)")
+    ax.set_ylabel(f"{y_key} on mini-decorrelated (%)")
+    ax.set_title(f"{exp.name}: one point per arm and seed (markers: seeds {', '.join(map(str, exp.seeds))})", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    # fixed metadata: the same numbers give the same PNG bytes
+    fig.savefig(path, format="png", metadata={"Software": None})
+    plt.close(fig)
+
+
+def write_report(exp: Any, jobs: Sequence[Any], runs: Sequence[Mapping[str, Any]], out_dir: Path, *,
+                 data_dir: Path | None, bootstrap: int, command: str, quick: bool,
+                 timing: Mapping[str, Any], started: float | None = None) -> None:
+    """Score everything and replace `out_dir` with README.md, results.json and plot.png at once.
+    `started`: `time.perf_counter()` at the experiment's start, for the total wall time."""
+    import time
+
+    from .experiment import describe
+    from .provenance import git_commit, package_versions
+
+    report = analyse(exp, runs, data_dir=data_dir, bootstrap=bootstrap)
+    timing = {**timing}
+    if started is not None:
+        timing["total_s"] = round(time.perf_counter() - started, 1)
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        total = sum(r.get("wall_time_s", 0) for r in runs)
+        timing.setdefault("runs_wall_time_sum_s", round(total, 1))
+        doc = {"experiment": describe(exp), "quick": quick, "command": command, "bootstrap": {"resamples": bootstrap, "seed": 0},
+               "timing": timing, "packages": package_versions(), "git_commit": git_commit(),
+               "train": [{"arm": r["arm"], "seed": r["seed"], **(r.get("train") or {})} for r in runs], **report}
+        atomic_write_json(staging / "results.json", doc, indent=1)
+        (staging / "README.md").write_text(render_markdown(exp, report, command, timing), encoding="utf-8")
+        plot(exp, report, staging / "plot.png")
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        staging.rename(out_dir)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,283 @@
+"""The ODmAP paper's result in miniature: four arms, several seeds, one command.
+
+`vlbench baseline experiment mini-odmap [--quick]` trains every arm and seed with the shared recipe
+machinery (`run.run_recipe`: the same configuration record, training loop, provenance and
+submission writer as `vlbench baseline run`), scores every submission with vlbench, and writes
+the table, the paired bootstrap differences and the plot (`baselines/results/mini-odmap/`).
+
+The arms (issue "The paper's result in miniature"):
+1. biased: a small open_clip model trained from scratch on mini train (P(partner | class) = 0.9);
+2. control: arm 1 fine-tuned on train only, for as many steps as arm 3;
+3. synthetic: arm 1 fine-tuned on train + D' (object-removed pairs by the decorrelated task's tau
+   rules, exact re-render fill, noun-phrase-removal captions), the paper's mitigation;
+4. unbiased: the same model and steps as arm 1, trained on train's unbiased twin.
+
+An experiment is data (`Experiment`, `Arm`): the arms name a recipe and the settings they change;
+each (arm, seed) run is exactly one `vlbench baseline run` command per benchmark, recorded in the
+submission's meta, so any single file can be regenerated on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from vlbench.errors import UsageError
+
+BENCHMARKS = ("mini-decorrelated", "mini-retrieval")
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    label: str
+    recipe: str
+    sets: Mapping[str, Any] = field(default_factory=dict)
+    init: str | None = None  # the arm whose final weights (same seed) this arm starts from
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    description: str
+    arms: tuple[Arm, ...]
+    seeds: tuple[int, ...]
+    common: Mapping[str, Any]  # settings of every arm (model, batch, ...)
+    finetune: Mapping[str, Any]  # settings of the arms that start from another arm
+    plot_x: str = "i2t_R@1"
+    plot_y: str = "ODmAP@1/partner"
+
+    def arm(self, name: str) -> Arm:
+        return next(a for a in self.arms if a.name == name)
+
+
+# Settings chosen for two CPU cores; why each, in baselines/README.md ("The ODmAP result in miniature").
+MINI_COMMON = {
+    "model": "mini-vit-p8", "pretrained": "none", "batch_size": 128, "optimizer": "adamw",
+    "weight_decay": 0.1, "workers": 0, "cache_images": True, "embed_batch_size": 512, "log_every": 50,
+    "checkpoint_every": 250,
+}
+MINI_SCRATCH = {"steps": 1500, "lr": 1e-3, "lr_schedule": "cosine", "warmup_steps": 50}
+MINI_FINETUNE = {"steps": 400, "lr": 1e-4, "lr_schedule": "cosine", "warmup_steps": 0}
+MINI_SYNTHETIC = {"synthetic_ratio": 0.4, "synthetic_fill": "rerender", "synthetic_captions": "noun-phrase",
+                  "group_batches": True}
+
+
+def _arms(scratch: Mapping[str, Any], synthetic: Mapping[str, Any]) -> tuple[Arm, ...]:
+    return (
+        Arm("biased", "1 biased", "clip-scratch", dict(scratch)),
+        Arm("control", "2 control fine-tune", "clip-finetune", {}, init="biased"),
+        Arm("synthetic", "3 + synthetic (D')", "clip-finetune-synthetic", dict(synthetic), init="biased"),
+        Arm("unbiased", "4 unbiased reference", "clip-scratch", {**scratch, "mini_train": "unbiased"}),
+    )
+
+
+EXPERIMENTS: dict[str, Experiment] = {
+    "mini-odmap": Experiment(
+        name="mini-odmap",
+        description="the ODmAP paper's bias and mitigation on vlbench-mini, four arms x three seeds, CPU",
+        arms=_arms(MINI_SCRATCH, MINI_SYNTHETIC),
+        seeds=(0, 1, 2),
+        common=MINI_COMMON,
+        finetune=MINI_FINETUNE,
+    ),
+}
+
+# --quick: the same pipeline at toy size (tests): a tiny model, a few steps, two seeds so that
+# pooling over seeds is exercised; numbers mean nothing.
+QUICK = {
+    "common": {**MINI_COMMON, "model": "tiny-vit-p8", "batch_size": 32, "checkpoint_every": 50},
+    "scratch": {"steps": 6, "lr": 1e-3, "lr_schedule": "cosine", "warmup_steps": 0, "max_train_pairs": 400},
+    "finetune": {"steps": 4, "lr": 1e-4, "lr_schedule": "cosine", "warmup_steps": 0, "max_train_pairs": 400},
+    "synthetic": {**MINI_SYNTHETIC, "synthetic_ratio": 0.05},
+    "seeds": (0, 1),
+}
+
+
+def get_experiment(name: str, quick: bool = False, seeds: Sequence[int] | None = None) -> Experiment:
+    if name not in EXPERIMENTS:
+        raise UsageError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
+    exp = EXPERIMENTS[name]
+    if quick:
+        exp = replace(exp, arms=_arms(QUICK["scratch"], QUICK["synthetic"]), common=QUICK["common"],
+                      finetune=QUICK["finetune"], seeds=QUICK["seeds"])
+    if seeds is not None:
+        if not seeds or len(set(seeds)) != len(seeds) or any(s < 0 for s in seeds):
+            raise UsageError("--seeds: distinct non-negative integers, e.g. 0,1,2")
+        exp = replace(exp, seeds=tuple(seeds))
+    return exp
+
+
+@dataclass(frozen=True)
+class Job:
+    arm: Arm
+    seed: int
+    sets: tuple[str, ...]  # --set key=value strings
+    checkpoint_dir: Path
+    outputs: tuple[tuple[str, Path], ...]  # (benchmark, submission path)
+
+
+def submission_name(exp: Experiment, arm: str, seed: int) -> str:
+    return f"{exp.name}-{arm}-seed{seed}.json"
+
+
+def checkpoint_file(work: Path, arm: str, seed: int) -> Path:
+    return work / f"{arm}-seed{seed}" / "checkpoint.pt"
+
+
+def plan_jobs(exp: Experiment, work: Path, submissions: Path) -> list[Job]:
+    jobs = []
+    for arm in exp.arms:
+        for seed in exp.seeds:
+            values: dict[str, Any] = {**exp.common, **(exp.finetune if arm.init else {}), **arm.sets, "seed": seed}
+            if arm.init:
+                values["pretrained"] = str(checkpoint_file(work, arm.init, seed))
+            sets = tuple(f"{k}={_text(v)}" for k, v in values.items())
+            outputs = tuple((b, submissions / b / submission_name(exp, arm.name, seed)) for b in BENCHMARKS)
+            jobs.append(Job(arm, seed, sets, work / f"{arm.name}-seed{seed}", outputs))
+    return jobs
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def job_argv(job: Job, benchmark: str, out: Path, data_dir: Path | None) -> list[str]:
+    """The `vlbench baseline run` command (without `vlbench`) that makes one submission."""
+    argv = ["baseline", "run", job.arm.recipe, "--benchmark", benchmark, "--out", str(out),
+            "--device", "cpu", "--checkpoint-dir", str(job.checkpoint_dir)]
+    if data_dir is not None:
+        argv += ["--data-dir", str(data_dir)]
+    return [*argv, "--set", *job.sets]
+
+
+def _run_job(job: Job, exp_name: str, data_dir: Path | None, threads: int, command: str) -> dict[str, Any]:
+    """One arm and seed: train once (the first benchmark's run), predict for every benchmark."""
+    import torch
+
+    from .run import run_recipe
+
+    torch.set_num_threads(threads)
+    info: dict[str, Any] = {"arm": job.arm.name, "seed": job.seed, "files": {}}
+    started = time.perf_counter()
+    for benchmark, out in job.outputs:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        argv = job_argv(job, benchmark, out, data_dir)
+        result = run_recipe(job.arm.recipe, benchmark, out, sets=[s for s in job.sets], device="cpu",
+                            data_dir=data_dir, checkpoint_dir=job.checkpoint_dir, argv=argv, progress=False,
+                            meta_extra={"experiment": {"name": exp_name, "arm": job.arm.name, "arm_label": job.arm.label,
+                                                       "seed": job.seed, "init": job.arm.init, "command": command}},
+                            method=f"{exp_name} arm {job.arm.label} (seed {job.seed})")
+        info["files"][benchmark] = str(out)
+        if result.train and result.train.get("resumed_from_step", 0) == 0:
+            info["train"] = result.train
+    info["wall_time_s"] = round(time.perf_counter() - started, 2)
+    return info
+
+
+def run_jobs(jobs: Sequence[Job], exp_name: str, data_dir: Path | None, workers: int, command: str,
+             progress: bool) -> list[dict[str, Any]]:
+    """Arms without `init` first (in parallel), then the fine-tunes that start from them.
+
+    Several one-thread processes use two cores better than one two-thread process at these
+    matrix sizes (measured: baselines/README.md)."""
+    phases = [[j for j in jobs if j.arm.init is None], [j for j in jobs if j.arm.init is not None]]
+    done: list[dict[str, Any]] = []
+    total = len(jobs)
+    for phase in phases:
+        if not phase:
+            continue
+        if workers <= 1:
+            results = (_run_job(j, exp_name, data_dir, 1, command) for j in phase)
+            for r in results:
+                done.append(_report(r, len(done) + 1, total, progress))
+            continue
+        import multiprocessing
+
+        # spawn: torch and fork do not mix (OpenMP pools, thread state)
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(_run_job, j, exp_name, data_dir, 1, command) for j in phase]
+            for f in futures:
+                done.append(_report(f.result(), len(done) + 1, total, progress))
+    return done
+
+
+def _report(info: dict[str, Any], i: int, total: int, progress: bool) -> dict[str, Any]:
+    if progress:
+        train = info.get("train") or {}
+        rate = f", {train['pairs_per_s']:.0f} pairs/s" if train.get("pairs_per_s") else ""
+        print(f"[{i}/{total}] {info['arm']} seed {info['seed']}: {info['wall_time_s']:.0f} s{rate}", file=sys.stderr,
+              flush=True)
+    return info
+
+
+def run_experiment(
+    name: str,
+    *,
+    quick: bool = False,
+    out: str | os.PathLike | None = None,
+    submissions: str | os.PathLike | None = None,
+    work_dir: str | os.PathLike | None = None,
+    data_dir: str | os.PathLike | None = None,
+    seeds: Sequence[int] | None = None,
+    workers: int | None = None,
+    bootstrap: int = 1000,
+    progress: bool = True,
+    argv: list[str] | None = None,
+) -> Path:
+    """Train, predict, score and report; returns the results folder."""
+    from vlbench.registry import default_data_dir
+
+    from .analysis import write_report
+    from .data import mini_unbiased_train, mini_world
+
+    exp = get_experiment(name, quick, seeds)
+    if bootstrap < 0:
+        raise UsageError("--bootstrap must not be negative")
+    data = Path(data_dir) if data_dir else None
+    base = data or default_data_dir()
+    work = Path(work_dir) if work_dir else base / "runs" / (f"{exp.name}-quick" if quick else exp.name)
+    out_dir = Path(out) if out else (work / "results" if quick else Path("baselines") / "results" / exp.name)
+    subs = Path(submissions) if submissions else (out_dir / "submissions" if quick else Path("submissions"))
+    for folder in (out_dir.parent, subs):
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(f"{folder} is not a folder")
+    workers = workers or min(4, max(1, (os.cpu_count() or 1)), len(exp.seeds) * 2)
+    command = shlex.join(["vlbench", *(sys.argv[1:] if argv is None else argv)])
+    started = time.perf_counter()
+    # the world and the twin once, before the workers start (they would race to write them)
+    mini_unbiased_train(mini_world(base, progress=progress), progress=progress)
+    jobs = plan_jobs(exp, work, subs)
+    runs = run_jobs(jobs, exp.name, data, workers, command, progress)
+    train_s = time.perf_counter() - started
+    write_report(exp, jobs, runs, out_dir, data_dir=data, bootstrap=bootstrap, command=command, quick=quick,
+                 timing={"train_and_predict_s": round(train_s, 1), "workers": workers}, started=started)
+    if progress:
+        print(f"wrote {out_dir} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return out_dir
+
+
+def describe(exp: Experiment) -> dict[str, Any]:
+    """The experiment as data (for results.json and the README)."""
+    return {
+        "name": exp.name, "description": exp.description, "seeds": list(exp.seeds),
+        "common": dict(exp.common), "finetune": dict(exp.finetune),
+        "arms": [{"name": a.name, "label": a.label, "recipe": a.recipe, "init": a.init, "sets": dict(a.sets)}
+                 for a in exp.arms],
+    }
+
+
+def load_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
