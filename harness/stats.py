@@ -26,6 +26,26 @@ _CHUNK_ELEMENTS = 32_000_000
 _MAX_PATTERNS = 256
 
 
+def _unique_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(values, axis=0, return_inverse=True)`: the same patterns in the same order.
+
+    np.unique with an axis sorts a structured view compared field by field (0.17 s for 14,500
+    rows x 80 columns); here the rows are grouped as raw bytes (-0.0 made 0.0 first, since the
+    field-wise compare merges them) and only the few distinct rows are sorted lexicographically.
+    """
+    if np.isnan(values).any():  # NaN payloads differ bytewise: keep numpy's own grouping
+        patterns, inverse = np.unique(values, axis=0, return_inverse=True)
+        return patterns, inverse.reshape(-1)
+    canon = np.ascontiguousarray(values + 0.0)
+    rows = canon.view(np.dtype((np.void, canon.dtype.itemsize * canon.shape[1]))).ravel()
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    patterns = canon[first]
+    order = np.lexsort(patterns.T[::-1])
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return patterns[order], rank[inverse.reshape(-1)]
+
+
 def _resampled_means(values: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Column means of `n_resamples` with-replacement resamples of the rows of `values`.
 
@@ -37,7 +57,7 @@ def _resampled_means(values: np.ndarray, n_resamples: int, rng: np.random.Genera
     n, d = values.shape
     if n == 0:
         return np.full((n_resamples, d), np.nan)
-    patterns, inverse = np.unique(values, axis=0, return_inverse=True)
+    patterns, inverse = _unique_rows(values)
     if len(patterns) <= max(_MAX_PATTERNS, n // 4):
         freq = np.bincount(inverse.reshape(-1), minlength=len(patterns)) / n
         counts = rng.multinomial(n, freq, size=n_resamples)
