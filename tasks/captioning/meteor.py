@@ -104,18 +104,43 @@ class _Jvm:
 
         writer = threading.Thread(target=write, daemon=True)
         writer.start()
+        # A JVM that stays alive but silent would block readline forever: a watchdog kills it,
+        # which ends the read with EOF and a clear error (generous: the jar does ~1,000 lines/s).
+        deadline = float(os.environ.get("VLBENCH_METEOR_TIMEOUT", "0")) or 300.0 + 0.05 * n
+        timed_out = threading.Event()
+
+        def expire() -> None:
+            timed_out.set()
+            with contextlib.suppress(OSError):
+                proc.kill()
+
+        watchdog = threading.Timer(deadline, expire)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            self._read(proc, n, out, errors, timed_out, deadline)
+        finally:
+            watchdog.cancel()
+        writer.join(timeout=5)
+
+    def _read(self, proc: subprocess.Popen, n: int, out: np.ndarray, errors: list[MeteorUnavailable],
+              timed_out: threading.Event, deadline: float) -> None:
+        assert proc.stdout is not None
         for i in range(n):
             line = proc.stdout.readline()
             if not line:
-                writer.join(timeout=1)
-                errors.append(self.error(f"the Meteor JVM stopped after {i} of {n} statements"))
+                if timed_out.is_set():
+                    errors.append(MeteorUnavailable(
+                        f"the Meteor JVM gave no answer within {deadline:.0f} s ({i} of {n} statements done); "
+                        "set VLBENCH_METEOR_TIMEOUT (seconds) to wait longer"))
+                else:
+                    errors.append(self.error(f"the Meteor JVM stopped after {i} of {n} statements"))
                 return
             fields = line.split()
             if len(fields) != METEOR_STATS:
                 errors.append(self.error(f"unexpected reply from Meteor for statement {i}: {line[:200]!r}"))
                 return
             out[i] = [float(x) for x in fields]
-        writer.join()
 
     def close(self) -> None:
         proc = self.proc
