@@ -10,6 +10,7 @@ items says they differ (p < alpha), or has exactly the same main score.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
@@ -52,6 +53,46 @@ class Board:
     benchmark: Benchmark
     entries: list[Entry] = field(default_factory=list)
     reported: list[ReportedRow] = field(default_factory=list)
+    retired: bool = False  # a benchmark version whose ground truth vlbench no longer ships
+
+
+# Results of retired benchmark versions: submissions/retired/<benchmark>@<version>/<name>.json, each
+# the score-cache entry (result record and per-item statistics) of a submission scored while its
+# version was current. They keep their own table; they are never rescored or compared with the
+# current version.
+RETIRED_FOLDER = "retired"
+
+
+def read_retired(root: Path) -> tuple[dict[tuple[str, str], Board], list[tuple[str, str]]]:
+    boards: dict[tuple[str, str], Board] = {}
+    skipped: list[tuple[str, str]] = []
+    reg = registry()
+    folder = root / RETIRED_FOLDER
+    for path in sorted(folder.glob("*/*.json")) if folder.is_dir() else []:
+        relative = path.relative_to(root).as_posix()
+        benchmark_id, at, version = path.parent.name.partition("@")
+        if not at or benchmark_id not in reg.benchmarks:
+            skipped.append((relative, f"folder {path.parent.name!r} is not <benchmark id>@<version>"))
+            continue
+        current = reg.benchmark(benchmark_id)
+        if version == current.version:
+            skipped.append((relative, f"v{version} is {benchmark_id}'s current version: put the submission in {benchmark_id}/"))
+            continue
+        try:
+            entry = CachedScore.from_json(path.read_bytes())
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            skipped.append((relative, f"not a retired result file ({type(exc).__name__})"))
+            continue
+        result = entry.result
+        if result is None or (result.benchmark, result.benchmark_version) != (benchmark_id, version):
+            skipped.append((relative, f"holds no scored result of {benchmark_id} v{version}"))
+            continue
+        description = (f"Retired version {version}: scored while it was current and kept as it was (its ground "
+                       f"truth is no longer shipped); not comparable with v{current.version}.")
+        retired = dataclasses.replace(current, version=version, description=description)
+        board = boards.setdefault((benchmark_id, version), Board(retired, retired=True))
+        board.entries.append(Entry(relative, result, entry.items))
+    return boards, skipped
 
 
 @dataclass
@@ -190,6 +231,9 @@ def build(
     for row in reported:
         benchmark = reg.benchmark(row.benchmark)
         boards.setdefault((benchmark.id, benchmark.version), Board(benchmark)).reported.append(row)
+    retired, retired_skipped = read_retired(root)
+    boards.update(retired)
+    skipped += retired_skipped
     ordered = [boards[k] for k in sorted(boards)]
     _refuse_lost_metrics(ordered, published or {})
     for board in ordered:

@@ -44,7 +44,7 @@ def _reported(board: Board, key: str) -> dict[tuple[str, str], tuple[str, float]
 
 def panels(report: BuildReport) -> list[tuple[str, list[tuple[str, float, float]], list[tuple[str, float, float]]]]:
     """(title, scored points, reported points); a point is (method, x = i2t R@1 %, y = ODmAP@1 %)."""
-    by_id = {b.benchmark.id: b for b in report.boards}
+    by_id = {b.benchmark.id: b for b in report.boards if not b.retired}
     out = []
     for decorrelated, retrieval in PAIRS.items():
         if decorrelated not in by_id or retrieval not in by_id:

@@ -175,6 +175,7 @@ def to_document(report: BuildReport) -> dict[str, Any]:
         boards.append({
             "benchmark": b.id,
             "benchmark_version": b.version,
+            "retired": board.retired,
             "task": b.task,
             "main_score": b.main_score,
             "units": {m.key: unit_of(m) for m in b.metrics},

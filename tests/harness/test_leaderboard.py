@@ -300,3 +300,27 @@ def test_committed_leaderboard_is_what_build_produces(tmp_path: Path, monkeypatc
                                               cache_dir=committed / "cache")
     assert report.scored == [], f"not in the committed cache (run make leaderboard): {report.scored}"
     assert _files(tmp_path / "lb") == _files(committed), "leaderboard/ is stale: run make leaderboard"
+
+
+def test_retired_version_keeps_its_own_table(tmp_path: Path) -> None:
+    """A result of a retired benchmark version is shown in its own table, never rescored, never
+    mixed with the current version; a misplaced file is listed as skipped."""
+    subs = tmp_path / "submissions"
+    (subs / "mini-retrieval").mkdir(parents=True)
+    shutil.copy(REPO / "submissions" / "mini-retrieval" / "random.json", subs / "mini-retrieval" / "random.json")
+    retired = REPO / "submissions" / "retired" / "mini-decorrelated@1.0" / "random.json"
+    (subs / "retired" / "mini-decorrelated@1.0").mkdir(parents=True)
+    shutil.copy(retired, subs / "retired" / "mini-decorrelated@1.0" / "old.json")
+    current = registry().benchmark("mini-decorrelated").version
+    (subs / "retired" / f"mini-decorrelated@{current}").mkdir(parents=True)
+    shutil.copy(retired, subs / "retired" / f"mini-decorrelated@{current}" / "wrong.json")
+    (subs / "retired" / "no-such@1.0").mkdir(parents=True)
+    write_json(subs / "retired" / "no-such@1.0" / "x.json", {})
+    report = leaderboard.build(subs, resamples=50, quiet=True, cache_dir=tmp_path / "cache")
+    old = [b for b in report.boards if b.benchmark.id == "mini-decorrelated"]
+    assert [(b.benchmark.version, b.retired) for b in old] == [("1.0", True)]
+    assert [e.path for e in old[0].entries] == ["retired/mini-decorrelated@1.0/old.json"]
+    assert old[0].entries[0].result.benchmark_version == "1.0" and old[0].entries[0].rank == 1
+    assert "Retired version 1.0" in old[0].benchmark.description
+    assert report.scored == ["mini-retrieval/random.json"]  # the retired result is not rescored
+    assert {p for p, _ in report.skipped} == {f"retired/mini-decorrelated@{current}/wrong.json", "retired/no-such@1.0/x.json"}
