@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,12 +71,26 @@ def _cached(cfg: dict[str, Any]) -> bool:
 
 def _online(timeout: float = 3.0) -> bool:
     """Can the hub be reached? Checked before a download so that an offline machine gets the
-    missing-file message at once instead of after the hub client's retries."""
-    try:
-        socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
-        return True
-    except OSError:
+    missing-file message at once instead of after the hub client's retries.
+
+    The whole probe, name lookup included, is bounded by `timeout`: `create_connection`'s own
+    timeout covers only the connect, and a resolver with no network can wait much longer. The
+    hub clients' offline switches (HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE) are honoured."""
+    if any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
         return False
+    result: list[bool] = []
+
+    def probe() -> None:
+        try:
+            socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
+            result.append(True)
+        except OSError:
+            result.append(False)
+
+    worker = threading.Thread(target=probe, name="vlbench-online-probe", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    return bool(result and result[0])
 
 
 def load_model(name: str, pretrained: str, device: str = "cpu", image_size: int = 0) -> LoadedModel:
@@ -133,7 +149,11 @@ def vlbench_checkpoint(path: str) -> dict[str, Any] | None:
     if not p.is_file() or p.suffix != ".pt":
         return None
     try:
-        ckpt = torch.load(p, map_location="cpu", weights_only=False)
+        # weights_only: ours holds only tensors, numbers, strings and containers, and a weights
+        # file from elsewhere must never run code while being recognised
+        with warnings.catch_warnings():  # a foreign file's pickle-protocol notes are not the user's concern
+            warnings.simplefilter("ignore")
+            ckpt = torch.load(p, map_location="cpu", weights_only=True)
     except Exception:
         return None
     if isinstance(ckpt, dict) and "model" in ckpt and "config_digest" in ckpt:
