@@ -118,8 +118,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--nproc must be at least 1")
     argv = list(getattr(args, "argv", sys.argv[1:]))
     if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={args.nproc}",
-               "-m", "vlbench", *_torchrun_argv(argv)]
+        # all processes are on this machine: the rendezvous and MASTER_ADDR on the loopback address,
+        # not on the hostname's address (torchrun's default), which may not lead back to this machine
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--local-addr=127.0.0.1",
+               f"--nproc-per-node={args.nproc}", "-m", "vlbench", *_torchrun_argv(argv)]
         return subprocess.call(cmd)
     from .run import run_recipe
 

@@ -86,10 +86,33 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+# Every wait of the 2-process test is bounded, so a machine where the processes cannot meet (a
+# hostname that does not resolve to this machine, a firewall, no loopback) fails the test in
+# minutes instead of hanging the suite: gloo's own default timeout is 30 minutes per collective.
+RENDEZVOUS_TIMEOUT_S = 60
+SPAWN_TIMEOUT_S = 300
+
+
+def loopback_env() -> dict[str, str]:
+    """Rendezvous and gloo on the loopback interface, whatever the hostname resolves to."""
+    env = {"MASTER_ADDR": "127.0.0.1"}
+    names = {name for _, name in socket.if_nameindex()} if hasattr(socket, "if_nameindex") else set()
+    loopback = next((n for n in ("lo", "lo0") if n in names), None)
+    if loopback:
+        env["GLOO_SOCKET_IFNAME"] = loopback
+    return env
+
+
 def _worker(rank: int, world: int, port: int, pairs: list, out: str) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
+    from datetime import timedelta
+
+    os.environ.update(loopback_env(), MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
                       LOCAL_RANK=str(rank))
     torch.set_num_threads(1)
+    # initialised here with a timeout (init_distributed keeps an existing group): a peer that never
+    # arrives ends this process with an error instead of a 30-minute wait
+    torch.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+                                         timeout=timedelta(seconds=RENDEZVOUS_TIMEOUT_S))
     from vlbench.baselines.train import init_distributed
 
     dist = init_distributed("cpu")
@@ -100,11 +123,29 @@ def _worker(rank: int, world: int, port: int, pairs: list, out: str) -> None:
     torch.distributed.destroy_process_group()
 
 
-def test_two_gloo_processes_match_one_with_the_same_global_batch(tmp_path: Path, mini_pairs: list) -> None:
+def spawn_bounded(fn, args: tuple, nprocs: int, timeout_s: float) -> None:
+    """`mp.spawn` whose join gives up after `timeout_s`: the processes are killed and the test
+    fails (an error in a process is raised as mp.spawn does)."""
+    import time
+
     import torch.multiprocessing as mp
 
+    context = mp.spawn(fn, args=args, nprocs=nprocs, join=False)
+    deadline = time.monotonic() + timeout_s
+    try:
+        while not context.join(timeout=max(0.1, min(5.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                pytest.fail(f"{nprocs} gloo processes did not finish within {timeout_s:.0f} s; killed")
+    finally:
+        for process in context.processes:
+            if process.is_alive():
+                process.kill()
+                process.join(10)
+
+
+def test_two_gloo_processes_match_one_with_the_same_global_batch(tmp_path: Path, mini_pairs: list) -> None:
     out = tmp_path / "two.pt"
-    mp.spawn(_worker, args=(2, _free_port(), mini_pairs, str(out)), nprocs=2, join=True)
+    spawn_bounded(_worker, (2, _free_port(), mini_pairs, str(out)), 2, SPAWN_TIMEOUT_S)
     two = torch.load(out)
     one = train(fresh(), mini_pairs, resolve({**SETTINGS, "steps": 3}), device="cpu", checkpoint_dir=None,
                 progress=False).model
@@ -129,3 +170,14 @@ def _image(path: Path):
 
     with Image.open(path) as im:
         return im.convert("RGB")
+
+
+def _stuck(rank: int) -> None:
+    import time
+
+    time.sleep(600)  # a process that never reaches the rendezvous
+
+
+def test_a_stuck_spawn_fails_the_test_instead_of_hanging() -> None:
+    with pytest.raises(pytest.fail.Exception, match="did not finish within 1 s"):
+        spawn_bounded(_stuck, (), 2, timeout_s=1)
