@@ -1,0 +1,116 @@
+"""`vlbench baseline experiment mini-odmap --quick` end to end: the files it writes, every submission
+valid and regenerable from its meta, the report's numbers equal to `vlbench score`. No claim about
+the sign of any result: at toy size the numbers mean nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vlbench.baselines.analysis import mean_tables
+from vlbench.baselines.experiment import get_experiment, job_argv, plan_jobs
+from vlbench.cli import main
+from vlbench.errors import UsageError
+from vlbench.registry import ItemTable
+from vlbench.scoring import score_file
+from vlbench.submission import validate_file
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
+    work = tmp_path_factory.mktemp("quick")
+    code = main(["baseline", "experiment", "mini-odmap", "--quick", "--data-dir", str(data_dir), "--work-dir",
+                 str(work / "runs"), "--out", str(work / "results"), "--submissions", str(work / "subs"),
+                 "--workers", "2", "--bootstrap", "50", "--quiet"])
+    assert code == 0
+    return work
+
+
+def test_quick_writes_the_report_and_valid_submissions(quick: Path, data_dir: Path) -> None:
+    results = quick / "results"
+    assert {p.name for p in results.iterdir()} == {"README.md", "results.json", "plot.png"}
+    assert (results / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    doc = json.loads((results / "results.json").read_text())
+    exp = get_experiment("mini-odmap", quick=True)
+    arms = [a.name for a in exp.arms]
+    assert [(r["arm"], r["seed"]) for r in doc["runs"]] == [(a, s) for a in arms for s in exp.seeds]
+    overs = {(d["a"], d["b"], d["over"]) for d in doc["differences"]}
+    for a, b in (("synthetic", "control"), ("synthetic", "biased"), ("unbiased", "biased")):
+        assert {(a, b, f"seed {s}") for s in exp.seeds} | {(a, b, "pooled")} <= overs
+    readme = (results / "README.md").read_text()
+    assert "ODmAP@1/partner" in readme and "ODmAP@1/control" in readme and "i2t_R@1" in readme
+    for arm in arms:
+        for seed in exp.seeds:
+            for benchmark in ("mini-decorrelated", "mini-retrieval"):
+                path = quick / "subs" / benchmark / f"mini-odmap-{arm}-seed{seed}.json"
+                validated = validate_file(path, data_dir=data_dir)
+                assert validated.benchmark.id == benchmark
+                meta = json.loads(path.read_text())["meta"]
+                assert meta["extra"]["experiment"]["arm"] == arm and meta["extra"]["recipe"]["seed"] == seed
+                assert meta["extra"]["recipe"]["command"].startswith("vlbench baseline run ")
+
+
+def test_report_numbers_are_what_vlbench_score_gives(quick: Path, data_dir: Path) -> None:
+    doc = json.loads((quick / "results" / "results.json").read_text())
+    run = doc["runs"][0]
+    for benchmark in ("mini-decorrelated", "mini-retrieval"):
+        path = quick / "subs" / benchmark / f"mini-odmap-{run['arm']}-seed{run['seed']}.json"
+        scores = score_file(path, data_dir=data_dir, bootstrap=0).result.scores
+        for key, value in run["scores"].items():
+            if key in scores:
+                assert value == scores[key]
+
+
+def test_each_submission_names_the_command_that_regenerates_it(quick: Path, data_dir: Path) -> None:
+    """The recorded per-run command, rerun, gives the same predictions (the finished checkpoint is
+    reused; a fresh work folder would retrain to the same weights: the loop is seeded)."""
+    path = quick / "subs" / "mini-retrieval" / "mini-odmap-control-seed1.json"
+    meta = json.loads(path.read_text())["meta"]
+    again = quick / "again.json"
+    argv = meta["extra"]["recipe"]["command"].split()[1:]
+    out_at = argv.index("--out")
+    argv[out_at + 1] = str(again)
+    assert main([*argv, "--quiet"]) == 0
+    assert json.loads(again.read_text())["predictions"] == json.loads(path.read_text())["predictions"]
+
+
+def test_jobs_are_one_recipe_command_each(tmp_path: Path) -> None:
+    exp = get_experiment("mini-odmap")
+    jobs = plan_jobs(exp, tmp_path / "w", tmp_path / "s")
+    assert len(jobs) == len(exp.arms) * len(exp.seeds) == 12
+    control = next(j for j in jobs if j.arm.name == "control" and j.seed == 2)
+    argv = job_argv(control, "mini-decorrelated", tmp_path / "x.json", None)
+    assert argv[:3] == ["baseline", "run", "clip-finetune"]
+    assert f"pretrained={tmp_path / 'w' / 'biased-seed2' / 'checkpoint.pt'}" in argv and "seed=2" in argv
+    synthetic = next(j for j in jobs if j.arm.name == "synthetic" and j.seed == 2)
+    steps = {s for s in synthetic.sets if s.startswith("steps=")}
+    assert steps == {s for s in control.sets if s.startswith("steps=")}  # arms 2 and 3: the same steps
+    unbiased = next(j for j in jobs if j.arm.name == "unbiased")
+    assert "mini_train=unbiased" in unbiased.sets
+
+
+def test_pooling_averages_per_item_statistics_over_seeds() -> None:
+    a = {"q": ItemTable(["1", "2"], ["x"], np.array([[1.0], [0.0]]))}
+    b = {"q": ItemTable(["2", "1"], ["x"], np.array([[1.0], [0.0]]))}  # other row order
+    pooled = mean_tables([a, b])
+    assert pooled["q"].ids == ["1", "2"] and pooled["q"].values.ravel().tolist() == [0.5, 0.5]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["baseline", "experiment", "nope"], "unknown experiment 'nope'"),
+    (["baseline", "experiment", "mini-odmap", "--seeds", "a,b"], "--seeds"),
+    (["baseline", "experiment", "mini-odmap", "--seeds", "1,1"], "distinct"),
+    (["baseline", "experiment", "mini-odmap", "--workers", "0"], "--workers"),
+    (["baseline", "experiment", "mini-odmap", "--bootstrap", "-1"], "--bootstrap"),
+])
+def test_bad_options_are_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_unknown_experiment_in_the_api() -> None:
+    with pytest.raises(UsageError):
+        get_experiment("mini-odmap-x")
