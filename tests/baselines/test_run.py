@@ -24,6 +24,8 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
         ("clip-zeroshot", "mini-retrieval", []),
         ("clip-zeroshot", "mini-decorrelated", []),
         ("clip-finetune", "mini-retrieval", ["steps=2"]),
+        ("clip-scratch", "mini-retrieval", ["steps=2", "model=tiny-vit-p8"]),
+        ("clip-scratch", "mini-decorrelated", ["steps=2", "model=tiny-vit-p8", "mini_train=unbiased", "max_train_pairs=64"]),
         ("clip-finetune-synthetic", "mini-decorrelated", ["steps=2", "synthetic_fill=rerender", "synthetic_ratio=0.02"]),
     ],
 )
@@ -107,6 +109,6 @@ def test_list_shows_every_recipe_with_its_benchmarks(capsys: pytest.CaptureFixtu
     code, out, _ = run_cli(capsys, "baseline", "list", "--json")
     rows = {r["recipe"]: r for r in json.loads(out)}
     assert code == 0
-    assert {"clip-zeroshot", "clip-finetune", "clip-finetune-synthetic"} <= set(rows)
+    assert {"clip-zeroshot", "clip-finetune", "clip-finetune-synthetic", "clip-scratch"} <= set(rows)
     assert "coco-5k-decorrelated" in rows["clip-finetune-synthetic"]["benchmarks"]
     assert "ODmAP paper" in rows["clip-finetune"]["sources"]["lr"]
