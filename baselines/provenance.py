@@ -119,6 +119,15 @@ def training_command(config: dict[str, Any], checkpoint_dir: str) -> str:
     return command_line(argv)
 
 
+def weights_label(pretrained: str) -> str:
+    """`pretrained` as a method name shows it: a local file by its name and the start of its sha256
+    (the same on every machine, unlike its path); a tag as it is."""
+    path = Path(pretrained)
+    if pretrained.lower() in ("", "none") or not path.is_file():
+        return pretrained
+    return f"{path.name}@{file_sha256(path)[:12]}"
+
+
 def weights_provenance(pretrained: str) -> dict[str, Any] | None:
     """For weights read from a local file: its sha256 and, for a vlbench training checkpoint, the
     settings it was trained with and a command that trains it again. None for open_clip tags."""

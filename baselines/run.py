@@ -17,7 +17,7 @@ from vlbench.registry import registry
 from vlbench.submission import validate_document
 
 from . import config as cfg
-from .provenance import command_line, recipe_meta
+from .provenance import command_line, recipe_meta, weights_label
 from .recipe import Recipe, RunContext, get
 
 
@@ -141,7 +141,7 @@ def run_recipe(
 
         recipe_facts["cpu_threads"] = torch.get_num_threads()  # CPU float sums depend on it
     meta = {
-        "method": (method or recipe.method.format(**values))[:200],
+        "method": (method or recipe.method.format(**{**values, "pretrained": weights_label(config.pretrained)}))[:200],
         "team": "vlbench baselines",
         "description": recipe.description,
         "reference": True,

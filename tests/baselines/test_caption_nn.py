@@ -106,3 +106,28 @@ def test_coco_results_flag_is_for_captioning_recipes(capsys: pytest.CaptureFixtu
     code, _, err = run_cli(capsys, "baseline", "run", "grounding-clip-regions", "--benchmark", "mini-grounding",
                            "--out", str(tmp_path / "sub.json"), "--coco-results", str(tmp_path / "c.json"))
     assert code == 2 and "--coco-results is for captioning recipes" in err
+
+
+def test_a_run_from_a_vlbench_checkpoint_records_the_chain(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                           data_dir: Path) -> None:
+    """Weights trained by `clip-finetune` feed the captioner; its meta names the checkpoint's sha256,
+    training settings and the command that trains it again; the method names the file, not its path."""
+    import hashlib
+
+    ckpt = tmp_path / "ckpt"
+    code, _, err = run_cli(capsys, "baseline", "run", "clip-finetune", "--benchmark", "mini-retrieval", "--out",
+                           str(tmp_path / "ft.json"), "--data-dir", str(data_dir), "--device", "cpu", "--quiet",
+                           "--checkpoint-dir", str(ckpt), "--set", *TINY, "steps=2")
+    assert code == 0, err
+    weights = ckpt / "checkpoint.pt"
+    sets = [s for s in TINY if not s.startswith("pretrained=")]
+    code, _, err = run_cli(capsys, *caption_run(tmp_path, data_dir, *sets, f"pretrained={weights}"))
+    assert code == 0, err
+    meta = json.loads((tmp_path / "sub.json").read_text())["meta"]
+    facts = meta["extra"]["recipe"]["pretrained_file"]
+    digest = hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert facts["sha256"] == digest and facts["vlbench_checkpoint"]["step"] == 2
+    assert facts["vlbench_checkpoint"]["training_config"]["steps"] == 2
+    assert f"--checkpoint-dir {ckpt}" in facts["vlbench_checkpoint"]["training_command"]
+    assert meta["extra"]["recipe"]["model_config"]["embed_dim"] > 0
+    assert meta["method"] == f"NN caption tiny-vit-p8 checkpoint.pt@{digest[:12]}"

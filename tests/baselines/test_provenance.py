@@ -13,7 +13,12 @@ import pytest
 
 from vlbench.baselines.config import resolve
 from vlbench.baselines.models import CONFIG_DIR, load_model
-from vlbench.baselines.provenance import model_architecture, training_command, weights_provenance
+from vlbench.baselines.provenance import (
+    model_architecture,
+    training_command,
+    weights_label,
+    weights_provenance,
+)
 from vlbench.baselines.recipe import get
 from vlbench.baselines.run import resolve_config
 from vlbench.baselines.train import train, training_digest
@@ -76,3 +81,14 @@ def test_open_clip_tags_and_missing_files_have_no_weights_record(tmp_path: Path)
 def test_local_architectures_are_recorded() -> None:
     assert model_architecture("mini-vit-p8") == json.loads((CONFIG_DIR / "mini-vit-p8.json").read_text())
     assert model_architecture("ViT-B-32") is None
+
+
+def test_weights_label_names_a_file_by_name_and_hash_not_path(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for folder in ("a", "b"):
+        (tmp_path / folder / "checkpoint.pt").write_bytes(b"same bytes")
+    digest = hashlib.sha256(b"same bytes").hexdigest()[:12]
+    assert weights_label(str(tmp_path / "a" / "checkpoint.pt")) == f"checkpoint.pt@{digest}"
+    assert weights_label(str(tmp_path / "a" / "checkpoint.pt")) == weights_label(str(tmp_path / "b" / "checkpoint.pt"))
+    assert weights_label("openai") == "openai" and weights_label("none") == "none"
