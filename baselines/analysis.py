@@ -29,12 +29,48 @@ from vlbench.stats import bootstrap_ci, paired_bootstrap
 DECORRELATED = [f"ODmAP@{k}/{g}" for g in ("partner", "control") for k in (1, 5, 10)]
 RETRIEVAL = [f"{d}_R@{k}" for d in ("i2t", "t2i") for k in (1, 5, 10)]
 COLUMNS = {"mini-decorrelated": DECORRELATED, "mini-retrieval": RETRIEVAL}
+# The paper's claim in its own words: retrieved captions that name an object which is not there.
+# Share of a query's top-k captions naming a removed class (lower is better), per group.
+NAMED = [f"named@{k}/{g}" for g in ("partner", "control") for k in (1, 10)]
 # Differences reported between arms: (a, b) means a - b.
 CONTRASTS = (("synthetic", "control"), ("synthetic", "biased"), ("unbiased", "biased"))
-DIFF_METRICS = [*DECORRELATED, "i2t_R@1", "i2t_R@5", "i2t_R@10", "t2i_R@1"]
+DIFF_METRICS = [*DECORRELATED, "i2t_R@1", "i2t_R@5", "i2t_R@10", "t2i_R@1", *NAMED]
+NAMED_BENCHMARK = "removed-class mentions"
+
+
+def removed_mentions(evaluation: Any) -> dict[str, ItemTable]:
+    """Per query: whether the top caption, and what share of the top 10, name a removed class.
+
+    Computed from the decorrelated task's own ground truth (the gallery's class mentions by its
+    word matcher) and the validated ranking, so it agrees with ODmAP's rule (1) by construction."""
+    sub = evaluation.submission
+    gt, ranks = sub.ground_truth, np.asarray(sub.parsed)
+    named = np.any(gt.caption_masks[ranks] & gt.removed[:, None, :], axis=-1).astype(np.float64)  # (Q, 10)
+    columns, values = [], []
+    for g in gt.groups:
+        member = np.array([qg == g for qg in gt.query_groups], dtype=np.float64)
+        for k in (1, 10):
+            columns.append(f"named@{k}/{g}")
+            values.append(named[:, :k].mean(axis=1) * member)
+        columns.append(f"group/{g}")
+        values.append(member)
+    return {"queries": ItemTable(list(gt.query_ids), columns, np.stack(values, axis=1))}
+
+
+def named_from_means(means: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    m = means["queries"]
+    out = {}
+    for key in m:
+        if key.startswith("named@"):
+            share = np.asarray(m["group/" + key.rsplit("/", 1)[1]], dtype=np.float64)
+            num = np.asarray(m[key], dtype=np.float64)
+            out[key] = np.divide(num, share, out=np.full_like(num, np.nan), where=share > 0)
+    return out
 
 
 def _metrics_fn(benchmark_id: str) -> Any:
+    if benchmark_id == NAMED_BENCHMARK:
+        return named_from_means
     benchmark = registry().benchmark(benchmark_id)
     task = registry().task_of(benchmark)
     return lambda means: task.metrics_from_means(benchmark, means)
@@ -63,8 +99,23 @@ def _score_runs(runs: Sequence[Mapping[str, Any]], data_dir: Path | None, bootst
     scored = {}
     for run in runs:
         for benchmark, path in run["files"].items():
-            scored[(run["arm"], run["seed"], benchmark)] = score_file(path, data_dir=data_dir, bootstrap=bootstrap, seed=0)
+            ev = score_file(path, data_dir=data_dir, bootstrap=bootstrap, seed=0)
+            scored[(run["arm"], run["seed"], benchmark)] = ev
+            if benchmark == "mini-decorrelated":
+                items = removed_mentions(ev)
+                point = named_from_means({k: t.column_means() for k, t in items.items()})
+                ci = bootstrap_ci(items, named_from_means, n_resamples=bootstrap, seed=0) if bootstrap else {}
+                scored[(run["arm"], run["seed"], NAMED_BENCHMARK)] = _Named(items, point, ci)
     return scored
+
+
+class _Named:
+    """The removed-class mention statistics of one run, shaped like an Evaluation's parts."""
+
+    def __init__(self, items: dict[str, ItemTable], point: Mapping[str, np.ndarray], ci: Mapping[str, Any]) -> None:
+        self.items = items
+        self.scores = {k: float(np.asarray(v)[0]) for k, v in point.items()}
+        self.ci95 = {k: [float(x) for x in v] for k, v in ci.items()}
 
 
 def _chance_floor(data_dir: Path | None, bootstrap: int) -> dict[str, dict[str, Any]]:
@@ -83,6 +134,10 @@ def _chance_floor(data_dir: Path | None, bootstrap: int) -> dict[str, dict[str, 
             path.write_text(json.dumps(doc), encoding="utf-8")
             ev = score_file(path, data_dir=data_dir, bootstrap=bootstrap, seed=0)
             out[benchmark_id] = {"scores": ev.result.scores, "ci95": ev.result.ci95}
+            if benchmark_id == "mini-decorrelated":
+                items = removed_mentions(ev)
+                point = named_from_means({k: t.column_means() for k, t in items.items()})
+                out[NAMED_BENCHMARK] = {"scores": {k: float(np.asarray(v)[0]) for k, v in point.items()}, "ci95": {}}
     return out
 
 
@@ -102,14 +157,18 @@ def analyse(exp: Any, runs: Sequence[Mapping[str, Any]], *, data_dir: Path | Non
                     row["scores"][c] = ev.result.scores[c]
                     if c in ev.result.ci95:
                         row["ci95"][c] = list(ev.result.ci95[c])
+            named = scored[(arm, seed, NAMED_BENCHMARK)]
+            row["scores"].update({c: named.scores[c] for c in NAMED})
+            row["ci95"].update({c: named.ci95[c] for c in NAMED if c in named.ci95})
             per_run.append(row)
+    groups = {**COLUMNS, NAMED_BENCHMARK: NAMED}
     pooled_items = {
-        (arm, b): mean_tables([scored[(arm, s, b)].items for s in seeds]) for arm in arms for b in COLUMNS
+        (arm, b): mean_tables([scored[(arm, s, b)].items for s in seeds]) for arm in arms for b in groups
     }
     pooled = []
     for arm in arms:
         row = {"arm": arm, "scores": {}, "ci95": {}}
-        for benchmark, columns in COLUMNS.items():
+        for benchmark, columns in groups.items():
             items = pooled_items[(arm, benchmark)]
             fn = _metrics_fn(benchmark)
             point = fn({k: t.column_means() for k, t in items.items()})
@@ -125,11 +184,11 @@ def analyse(exp: Any, runs: Sequence[Mapping[str, Any]], *, data_dir: Path | Non
             if a not in arms or b not in arms:
                 continue
             for label, left, right in [
-                *((f"seed {s}", {bm: scored[(a, s, bm)].items for bm in COLUMNS}, {bm: scored[(b, s, bm)].items for bm in COLUMNS})
+                *((f"seed {s}", {bm: scored[(a, s, bm)].items for bm in groups}, {bm: scored[(b, s, bm)].items for bm in groups})
                   for s in seeds),
-                ("pooled", {bm: pooled_items[(a, bm)] for bm in COLUMNS}, {bm: pooled_items[(b, bm)] for bm in COLUMNS}),
+                ("pooled", {bm: pooled_items[(a, bm)] for bm in groups}, {bm: pooled_items[(b, bm)] for bm in groups}),
             ]:
-                for benchmark in COLUMNS:
+                for benchmark in groups:
                     comparisons = paired_bootstrap(left[benchmark], right[benchmark], _metrics_fn(benchmark), bootstrap, 0)
                     for c in comparisons:
                         if c.metric in DIFF_METRICS:
@@ -177,10 +236,19 @@ def render_markdown(exp: Any, report: Mapping[str, Any], command: str, timing: M
     chance = report["chance"]
     floor = [chance["mini-decorrelated"]["scores"].get(c) for c in DECORRELATED] + [chance["mini-retrieval"]["scores"].get(c) for c in RETRIEVAL]
     lines.append("| chance (random ranking) | " + " | ".join(_pct(v) for v in floor) + " |")
-    lines += ["", "## Every run", "", "| arm | seed | " + " | ".join([*DECORRELATED, *RETRIEVAL]) + " |",
-              "|" + "---|" * (len(DECORRELATED) + len(RETRIEVAL) + 2)]
+    lines += ["", "## Retrieved captions that name a removed object (lower is better)", "",
+              "The paper's claim in its own terms: the share of queries whose top caption (named@1), and the "
+              "share of the top 10 captions (named@10), that name a class removed from the query image. "
+              "Computed from the decorrelated task's own ground truth (the gallery's class mentions).", "",
+              "| arm | " + " | ".join(NAMED) + " |", "|" + "---|" * (len(NAMED) + 1)]
+    for row in report["pooled"]:
+        lines.append(f"| {labels[row['arm']]} | " + " | ".join(_pct(row["scores"][c]) + _ci(row["ci95"].get(c)) for c in NAMED) + " |")
+    named_floor = chance.get(NAMED_BENCHMARK, {}).get("scores", {})
+    lines.append("| chance (random ranking) | " + " | ".join(_pct(named_floor.get(c)) for c in NAMED) + " |")
+    every = [*DECORRELATED, *RETRIEVAL, *NAMED]
+    lines += ["", "## Every run", "", "| arm | seed | " + " | ".join(every) + " |", "|" + "---|" * (len(every) + 2)]
     for row in report["runs"]:
-        cells = [labels[row["arm"]], str(row["seed"])] + [_pct(row["scores"][c]) for c in [*DECORRELATED, *RETRIEVAL]]
+        cells = [labels[row["arm"]], str(row["seed"])] + [_pct(row["scores"][c]) for c in every]
         lines.append("| " + " | ".join(cells) + " |")
     if report["differences"]:
         lines += ["", "## Paired differences (a - b, percent points; paired bootstrap over queries)", ""]

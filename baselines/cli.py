@@ -46,6 +46,7 @@ def add_cli(commands: Any, groups: dict[str, Any]) -> None:
     ep.add_argument("--seeds", help="comma-separated seeds (default: the experiment's, 0,1,2)")
     ep.add_argument("--workers", type=int, help="parallel one-thread training processes (default: the CPU count, at most 4)")
     ep.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for intervals and paired tests")
+    ep.add_argument("--report-only", action="store_true", help="score the submissions already written and rewrite the report")
     ep.add_argument("--quiet", action="store_true")
     ep.set_defaults(func=cmd_experiment)
 
@@ -92,7 +93,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError("--bootstrap must be between 0 and 100000")
     out = run_experiment(args.name, quick=args.quick, out=args.out, submissions=args.submissions, work_dir=args.work_dir,
                          data_dir=args.data_dir, seeds=seeds, workers=args.workers, bootstrap=args.bootstrap,
-                         progress=not args.quiet, argv=list(getattr(args, "argv", sys.argv[1:])))
+                         progress=not args.quiet, argv=list(getattr(args, "argv", sys.argv[1:])),
+                         report_only=args.report_only)
     print(f"wrote {out / 'README.md'}, {out / 'results.json'} and {out / 'plot.png'}")
     return 0
 

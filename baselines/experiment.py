@@ -236,8 +236,10 @@ def run_experiment(
     bootstrap: int = 1000,
     progress: bool = True,
     argv: list[str] | None = None,
+    report_only: bool = False,
 ) -> Path:
-    """Train, predict, score and report; returns the results folder."""
+    """Train, predict, score and report; returns the results folder. `report_only`: score the
+    submissions already written and rewrite the report, without training."""
     from vlbench.registry import default_data_dir
 
     from .analysis import write_report
@@ -257,10 +259,16 @@ def run_experiment(
     workers = workers or min(4, max(1, (os.cpu_count() or 1)), len(exp.seeds) * 2)
     command = shlex.join(["vlbench", *(sys.argv[1:] if argv is None else argv)])
     started = time.perf_counter()
-    # the world and the twin once, before the workers start (they would race to write them)
-    mini_unbiased_train(mini_world(base, progress=progress), progress=progress)
     jobs = plan_jobs(exp, work, subs)
-    runs = run_jobs(jobs, exp.name, data, workers, command, progress)
+    if report_only:
+        missing = [str(p) for j in jobs for _, p in j.outputs if not p.is_file()]
+        if missing:
+            raise UsageError(f"--report-only: {len(missing)} submissions are missing, e.g. {missing[0]}; run the experiment")
+        runs = [{"arm": j.arm.name, "seed": j.seed, "files": {b: str(p) for b, p in j.outputs}} for j in jobs]
+    else:
+        # the world and the twin once, before the workers start (they would race to write them)
+        mini_unbiased_train(mini_world(base, progress=progress), progress=progress)
+        runs = run_jobs(jobs, exp.name, data, workers, command, progress)
     train_s = time.perf_counter() - started
     write_report(exp, jobs, runs, out_dir, data_dir=data, bootstrap=bootstrap, command=command, quick=quick,
                  timing={"train_and_predict_s": round(train_s, 1), "workers": workers}, started=started)
