@@ -141,7 +141,9 @@ def run_recipe(
 
         recipe_facts["cpu_threads"] = torch.get_num_threads()  # CPU float sums depend on it
     meta = {
-        "method": (method or recipe.method.format(**{**values, "pretrained": weights_label(config.pretrained)}))[:200],
+        # a predictor may name the variant it ran (ctx.notes["method"], e.g. caption-nn with consensus re-ranking)
+        "method": (method or ctx.notes.pop("method", None)
+                   or recipe.method.format(**{**values, "pretrained": weights_label(config.pretrained)}))[:200],
         "team": "vlbench baselines",
         "description": recipe.description,
         "reference": True,

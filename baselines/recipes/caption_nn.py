@@ -19,6 +19,7 @@ from vlbench.jsonio import atomic_write_json
 
 from ..consensus import DocumentFrequency, consensus_index, tokenize
 from ..data import _require_files, ground_truth
+from ..provenance import weights_label
 from ..recipe import Recipe, RunContext, register
 from ..retrieve import embed_images, embed_texts, topk
 
@@ -96,6 +97,7 @@ def predict(ctx: RunContext) -> list[dict[str, Any]]:
         for row in neighbours:
             candidates = [j for img in row for j in by_image[img]]
             chosen.append(pool.captions[candidates[consensus_index([tokens[j] for j in candidates], df)]])
+        ctx.notes["method"] = f"NN caption, consensus of {k} (Devlin et al.) {c.model} {weights_label(c.pretrained)}"
         ctx.notes["caption_nn"] = {
             "mode": f"consensus re-ranking over the captions of the {k} nearest train images (Devlin et al. 2015)",
             "pool_captions": len(pool.captions),

@@ -83,6 +83,8 @@ def test_consensus_run_and_coco_results_file(capsys: pytest.CaptureFixture[str],
     doc = json.loads((tmp_path / "sub.json").read_text())
     assert json.loads(coco.read_text()) == doc["predictions"]
     assert "consensus" in doc["meta"]["extra"]["caption_nn"]["mode"]
+    assert doc["meta"]["method"] == "NN caption, consensus of 3 (Devlin et al.) tiny-vit-p8 none"
+    assert "method" not in doc["meta"]["extra"]  # the variant's name went to meta.method only
 
 
 @pytest.mark.parametrize(
