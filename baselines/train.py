@@ -87,18 +87,32 @@ def lr_at(config: RecipeConfig, step: int, per_epoch: int, total: int = 0) -> fl
 
 
 def epoch_order(pairs: Sequence[Pair], seed: int, epoch: int, group_batches: bool) -> list[int]:
-    """A permutation of the pairs for `epoch`; with `group_batches`, groups stay contiguous."""
+    """A permutation of the pairs for `epoch`.
+
+    With `group_batches`, an image and its edited copies (one group) share a batch as hard
+    negatives: each group contributes one unit holding ONE pair per distinct image of the group
+    (drawn anew every epoch), kept contiguous; every other pair is a unit of its own. Two captions
+    of the same image in one batch would be false negatives of each other under the contrastive
+    loss, so a unit never holds the same image twice."""
     rng = random.Random(f"{seed}:{epoch}")
     if not group_batches:
         order = list(range(len(pairs)))
         rng.shuffle(order)
         return order
-    groups: dict[str, list[int]] = {}
+    groups: dict[str, dict[Path, list[int]]] = {}
     for i, p in enumerate(pairs):
-        groups.setdefault(p.group, []).append(i)
-    keys = list(groups)
-    rng.shuffle(keys)
-    return [i for k in keys for i in groups[k]]
+        groups.setdefault(p.group, {}).setdefault(p.image, []).append(i)
+    units: list[list[int]] = []
+    for by_image in groups.values():
+        if len(by_image) < 2:
+            units.extend([i] for ids in by_image.values() for i in ids)
+            continue
+        chosen = [ids[rng.randrange(len(ids))] for ids in by_image.values()]
+        units.append(chosen)
+        taken = set(chosen)
+        units.extend([i] for ids in by_image.values() for i in ids if i not in taken)
+    rng.shuffle(units)
+    return [i for unit in units for i in unit]
 
 
 def batch_indices(pairs: Sequence[Pair], config: RecipeConfig, step: int, per_epoch: int, dist: Distributed) -> list[int]:

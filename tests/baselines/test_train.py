@@ -65,13 +65,24 @@ def test_schedule_and_order() -> None:
 
 
 def test_groups_stay_together_and_ranks_split_the_global_batch(mini_pairs: list) -> None:
-    order = epoch_order(mini_pairs, seed=1, epoch=0, group_batches=True)
-    groups = [mini_pairs[i].group for i in order]
-    seen: list[str] = []
-    for g in groups:  # each group forms one contiguous run
-        if not seen or seen[-1] != g:
-            assert g not in seen
-            seen.append(g)
+    from vlbench.baselines.data import Pair
+
+    # two images with 3 captions each, one of them with two edited copies (group "a")
+    pairs = [Pair(Path("a.png"), f"a{k}", "a") for k in range(3)] + [Pair(Path("b.png"), f"b{k}", "b") for k in range(3)]
+    pairs += [Pair(Path("a_no_x.png"), "ax", "a"), Pair(Path("a_no_y.png"), "ay", "a")]
+    for epoch in range(5):
+        order = epoch_order(pairs, seed=1, epoch=epoch, group_batches=True)
+        assert sorted(order) == list(range(len(pairs)))
+        images = [pairs[i].image for i in order]
+        # the hard-negative unit: one pair of a.png next to both edits, never a.png twice in it
+        at = images.index(Path("a_no_x.png"))
+        unit = set(images[max(0, at - 2): at + 3])
+        assert {Path("a_no_x.png"), Path("a_no_y.png")} <= unit and Path("a.png") in unit
+        run = next(images[j: j + 3] for j in range(len(images) - 2) if set(images[j: j + 3]) == {
+            Path("a.png"), Path("a_no_x.png"), Path("a_no_y.png")})
+        assert len(run) == 3
+    assert epoch_order(pairs, 1, 0, True) != epoch_order(pairs, 1, 1, True)
+    assert epoch_order(pairs, 1, 0, True) == epoch_order(pairs, 1, 0, True)
     from vlbench.baselines.train import Distributed
 
     c = resolve({"batch_size": 16})
