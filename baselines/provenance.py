@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -54,6 +55,14 @@ def command_line(argv: list[str] | None = None) -> str:
 
 
 def file_sha256(path: Path) -> str:
+    st = path.stat()
+    return _sha256(str(path.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    """Keyed by size and mtime too: a weights file of gigabytes is hashed once per run (the method
+    label and the meta both need it), and a rewritten file is hashed again."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
