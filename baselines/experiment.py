@@ -65,8 +65,8 @@ MINI_COMMON = {
     "weight_decay": 0.1, "workers": 0, "cache_images": True, "embed_batch_size": 512, "log_every": 50,
     "checkpoint_every": 250,
 }
-MINI_SCRATCH = {"steps": 1500, "lr": 1e-3, "lr_schedule": "cosine", "warmup_steps": 50}
-MINI_FINETUNE = {"steps": 400, "lr": 1e-4, "lr_schedule": "cosine", "warmup_steps": 0}
+MINI_SCRATCH = {"steps": 1000, "lr": 1e-3, "lr_schedule": "cosine", "warmup_steps": 50}
+MINI_FINETUNE = {"steps": 500, "lr": 1e-4, "lr_schedule": "cosine", "warmup_steps": 0}
 MINI_SYNTHETIC = {"synthetic_ratio": 0.4, "synthetic_fill": "rerender", "synthetic_captions": "noun-phrase",
                   "group_batches": True}
 

@@ -99,7 +99,7 @@ RECIPES = (
         name="clip-scratch",
         description="contrastive training of a small open_clip model from random initialisation (mini world)",
         predictors=RETRIEVAL,
-        defaults={"model": "mini-vit-p8", "pretrained": "none", "steps": 1500, "batch_size": 128, "optimizer": "adamw",
+        defaults={"model": "mini-vit-p8", "pretrained": "none", "steps": 1000, "batch_size": 128, "optimizer": "adamw",
                   "lr": 1e-3, "lr_schedule": "cosine", "warmup_steps": 50, "weight_decay": 0.1, "workers": 0,
                   "cache_images": True},
         sources={k: MINI for k in ("model", "steps", "batch_size", "optimizer", "lr", "lr_schedule", "warmup_steps",
