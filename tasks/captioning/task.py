@@ -91,11 +91,19 @@ class CaptioningTask(TaskType):
 
         `subset`: score the images the results caption, as pycocoevalcap's COCOEvalCap does
         (it evaluates `cocoRes.getImgIds()`), instead of requiring every reference image."""
+        import os
+
+        from vlbench.jsonio import open_regular
         from vlbench.tasks.captioning.benchmarks import METRICS
 
-        path = Path(path).expanduser().resolve()
-        if not path.is_file():
+        try:
+            path = Path(path).expanduser().resolve()
+        except (OSError, ValueError, RuntimeError):  # a NUL character, a symlink loop
+            path = Path(path)
+        if not path.exists() and "\0" not in str(path):
             raise UsageError(f"references file not found: {path}")
+        # a device, FIFO or folder is refused before any read, as for a submission
+        os.close(open_regular(path, "references")[0])
         return Benchmark(
             id="references-" + (re.sub(r"[^a-z0-9.-]+", "-", path.name.lower()).strip("-.") or "file"),
             task=self.name,
