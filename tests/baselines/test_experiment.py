@@ -5,6 +5,10 @@ the sign of any result: at toy size the numbers mean nothing."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,10 +26,19 @@ from vlbench.submission import validate_file
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     work = tmp_path_factory.mktemp("quick")
-    code = main(["baseline", "experiment", "mini-odmap", "--quick", "--data-dir", str(data_dir), "--work-dir",
-                 str(work / "runs"), "--out", str(work / "results"), "--submissions", str(work / "subs"),
-                 "--workers", "2", "--bootstrap", "50", "--quiet"])
-    assert code == 0
+    argv = [sys.executable, "-m", "vlbench", "baseline", "experiment", "mini-odmap", "--quick", "--data-dir",
+            str(data_dir), "--work-dir", str(work / "runs"), "--out", str(work / "results"), "--submissions",
+            str(work / "subs"), "--workers", "2", "--bootstrap", "50", "--quiet"]
+    # its own process group, killed whole on timeout: a stuck training worker fails the test, never hangs it
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        output, _ = proc.communicate(timeout=900)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("the quick experiment did not finish within 900 s")
+    assert proc.returncode == 0, output
     return work
 
 
