@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -312,6 +311,7 @@ def write_report(exp: Any, jobs: Sequence[Any], runs: Sequence[Mapping[str, Any]
     `started`: `time.perf_counter()` at the experiment's start, for the total wall time."""
     import time
 
+    from .data import staged_folder
     from .experiment import describe
     from .provenance import git_commit, package_versions
 
@@ -320,9 +320,7 @@ def write_report(exp: Any, jobs: Sequence[Any], runs: Sequence[Mapping[str, Any]
     if started is not None:
         timing["total_s"] = round(time.perf_counter() - started, 1)
     out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with staged_folder(out_dir) as staging:
         total = sum(r.get("wall_time_s", 0) for r in runs)
         timing.setdefault("runs_wall_time_sum_s", round(total, 1))
         doc = {"experiment": describe(exp), "quick": quick, "command": command, "bootstrap": {"resamples": bootstrap, "seed": 0},
@@ -331,9 +329,3 @@ def write_report(exp: Any, jobs: Sequence[Any], runs: Sequence[Mapping[str, Any]
         atomic_write_json(staging / "results.json", doc, indent=1)
         (staging / "README.md").write_text(render_markdown(exp, report, command, timing), encoding="utf-8")
         plot(exp, report, staging / "plot.png")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        staging.rename(out_dir)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)

@@ -7,15 +7,19 @@ so the mini recipes need nothing but vlbench; the real benchmarks name the files
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vlbench.errors import UsageError
+from vlbench.jsonio import current_umask
 from vlbench.registry import Benchmark, default_data_dir, locate_ground_truth, registry
 from vlbench.tasks.retrieval.karpathy import KarpathyImage, load_karpathy, parse_karpathy
 
@@ -59,6 +63,23 @@ def family_of(benchmark: Benchmark) -> str:
     raise UsageError(f"benchmark {benchmark.id} has no baseline data source")
 
 
+@contextlib.contextmanager
+def staged_folder(target: Path) -> Iterator[Path]:
+    """A fresh folder next to `target` that replaces it when the block ends without an error;
+    on an error it is removed and `target` is left as it was (never a half-written folder)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes it 0700
+        yield tmp
+        if target.exists():
+            shutil.rmtree(target)
+        tmp.rename(target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def mini_world(data_dir: Path | None = None, progress: bool = True) -> Path:
     """The full mini world with images, generated once per data folder (about 30 s).
 
@@ -77,16 +98,9 @@ def mini_world(data_dir: Path | None = None, progress: bool = True) -> Path:
     root.parent.mkdir(parents=True, exist_ok=True)
     if progress:
         print(f"generating the mini world with images into {root} (once, about 30 s)")
-    tmp = Path(tempfile.mkdtemp(prefix=".mini-world.", dir=root.parent))
-    try:
+    with staged_folder(root) as tmp:
         write_mini_benchmark(tmp)
         (tmp / marker.name).write_text(stamp + "\n")
-        if root.exists():
-            shutil.rmtree(root)
-        tmp.rename(root)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
     return root
 
 
@@ -101,15 +115,8 @@ def mini_unbiased_train(world: Path, progress: bool = True) -> Path:
 
     if progress:
         print(f"generating the mini world's unbiased train twin into {folder} (once, about 10 s)")
-    tmp = Path(tempfile.mkdtemp(prefix=".unbiased-train.", dir=world))
-    try:
+    with staged_folder(folder) as tmp:
         write_unbiased_train(tmp)
-        if folder.exists():
-            shutil.rmtree(folder)
-        tmp.rename(folder)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
     return captions
 
 
