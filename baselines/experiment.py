@@ -19,7 +19,6 @@ submission's meta, so any single file can be regenerated on its own.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
@@ -175,7 +174,7 @@ def _run_job(job: Job, exp_name: str, data_dir: Path | None, threads: int, comma
     for benchmark, out in job.outputs:
         out.parent.mkdir(parents=True, exist_ok=True)
         argv = job_argv(job, benchmark, out, data_dir)
-        result = run_recipe(job.arm.recipe, benchmark, out, sets=[s for s in job.sets], device="cpu",
+        result = run_recipe(job.arm.recipe, benchmark, out, sets=list(job.sets), device="cpu",
                             data_dir=data_dir, checkpoint_dir=job.checkpoint_dir, argv=argv, progress=False,
                             meta_extra={"experiment": {"name": exp_name, "arm": job.arm.name, "arm_label": job.arm.label,
                                                        "seed": job.seed, "init": job.arm.init, "command": command}},
@@ -285,7 +284,3 @@ def describe(exp: Experiment) -> dict[str, Any]:
         "arms": [{"name": a.name, "label": a.label, "recipe": a.recipe, "init": a.init, "sets": dict(a.sets)}
                  for a in exp.arms],
     }
-
-
-def load_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
