@@ -112,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--rebuild", action="store_true", help="ignore the score cache (<out>/cache): rescore everything")
     p.add_argument("--quiet", action="store_true", help="no progress bar, one summary line")
+    p.add_argument("--allow-drop", action="store_true",
+                   help="publish even though boards or entries of the current --out folder would be dropped")
     p = lsub.add_parser("push", help="upload a built leaderboard folder to the Hugging Face hub (token: $HF_TOKEN)")
     p.add_argument("--repo-id", required=True, help="hub repository, e.g. org/vlbench-leaderboard")
     p.add_argument("--repo-type", choices=["dataset", "space"], default="dataset")
@@ -349,7 +351,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         raise UsageError("vlbench leaderboard: choose 'build' or 'push'")
     report, written = leaderboard.build_and_publish(
         args.submissions, args.out, args.data_dir, resamples=args.bootstrap, seed=args.seed,
-        rebuild=args.rebuild, quiet=args.quiet,
+        rebuild=args.rebuild, quiet=args.quiet, allow_drop=args.allow_drop,
     )
     entries = sum(len(b.entries) for b in report.boards)
     reused = report.cache.hits

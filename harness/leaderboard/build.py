@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from collections.abc import Container
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -172,6 +173,14 @@ def _refuse_lost_metrics(boards: list[Board], published: dict[str, set[str]]) ->
         )
 
 
+def _refuse_benchmark_folder(root: Path, benchmark_ids: Container[str]) -> None:
+    """`--submissions submissions/mini-retrieval`: one benchmark's folder, not the folder of folders."""
+    loose = [p.name for p in root.iterdir() if p.name.endswith((".json", ".json.gz")) and p.is_file()]
+    if loose and (root.name in benchmark_ids or not _submission_files(root)):
+        raise UsageError(f"--submissions {root} holds submission files itself ({loose[0]}...); give the folder "
+                         f"that holds the <benchmark>/ folders (e.g. {root.parent})")
+
+
 def build(
     submissions: str | os.PathLike,
     data_dir: str | os.PathLike | None = None,
@@ -189,6 +198,7 @@ def build(
     if not root.is_dir():
         raise UsageError(f"no submissions folder at {root}")
     reg = registry()
+    _refuse_benchmark_folder(root, reg.benchmarks)
     references: ReferenceList = read_reference_list(root)
     reported = read_reported(root, set(reg.benchmarks))
     cache = ScoreCache(Path(cache_dir) if cache_dir is not None else None, enabled=not rebuild)

@@ -2,8 +2,9 @@
 
 A build writes everything into a temporary folder next to the target, then swaps it in (old
 folder renamed away, new one renamed in, old one removed), so a crash at any point before the
-swap leaves the published leaderboard as it was. A lock file next to the target (flock, released
-by the kernel if the process dies) keeps two builds from interleaving.
+swap leaves the published leaderboard as it was. Only a folder a build wrote itself is replaced
+(`ownership`: the marker file, the refusals). A lock file next to the target (flock, released by
+the kernel if the process dies, removed when the build ends) keeps two builds from interleaving.
 """
 
 from __future__ import annotations
@@ -15,12 +16,19 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from vlbench.errors import UsageError
 from vlbench.jsonio import atomic_write_bytes, current_umask
 from vlbench.leaderboard.build import BuildReport
+from vlbench.leaderboard.ownership import (
+    MARKER,
+    board_label,
+    check_out,
+    marker_document,
+    refuse_drops,
+)
 from vlbench.leaderboard.page import to_html
 from vlbench.leaderboard.plot import render_png
 from vlbench.leaderboard.render import to_csv, to_json, to_markdown
@@ -30,6 +38,7 @@ PLOT_FILE = "plot.png"
 
 
 def lock_path(out: Path) -> Path:
+    out = Path(os.path.abspath(out))
     return out.parent / f".{out.name}.lock"
 
 
@@ -37,17 +46,29 @@ def lock_path(out: Path) -> Path:
 def build_lock(out: Path) -> Iterator[None]:
     path = lock_path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
+            os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise UsageError(f"another leaderboard build is writing {out} (lock {path} is held); "
                                  "wait for it to finish") from None
             raise
+        # The build before us removes the file before releasing it: if we opened that file just
+        # before its removal, our lock is on a file no one else can find; open the current one.
+        try:
+            if os.path.samestat(os.fstat(fd), os.stat(path)):
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    try:
         yield
     finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
         os.close(fd)  # closing releases the lock
 
 
@@ -75,13 +96,22 @@ def render_files(report: BuildReport) -> dict[str, bytes]:
     return files
 
 
+def board_rows(report: BuildReport) -> dict[str, list[str]]:
+    """What a build publishes, as the marker records it: board label -> rows."""
+    return {board_label(b.benchmark.id, b.benchmark.version):
+            [e.path for e in b.entries] + [f"{r.source_file}: {r.method}" for r in b.reported]
+            for b in report.boards}
+
+
 def write_folder(report: BuildReport, folder: Path) -> list[Path]:
     written = []
     for name, data in render_files(report).items():
         atomic_write_bytes(folder / name, data)
         written.append(folder / name)
     written += report.cache.write_used(folder / CACHE_FOLDER)
-    return written
+    marker = marker_document(board_rows(report), (p.relative_to(folder).as_posix() for p in written))
+    atomic_write_bytes(folder / MARKER, (json.dumps(marker, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    return [*written, folder / MARKER]
 
 
 def swap_in(new: Path, out: Path) -> None:
@@ -100,19 +130,49 @@ def swap_in(new: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def publish(report: BuildReport, out: str | os.PathLike) -> list[Path]:
-    """Write the report into a fresh folder and swap it in as `out`; returns the files, under `out`."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+def publish(report: BuildReport, out: str | os.PathLike, *,
+            protect: Sequence[tuple[str, str | os.PathLike | None]] = (), allow_drop: bool = False) -> list[Path]:
+    """Write the report into a fresh folder and swap it in as `out`; returns the files, under `out`.
+
+    Refuses (UsageError, nothing written) an `out` that a build did not write, one that is or
+    holds a `protect` folder, and, unless `allow_drop`, a report that lacks boards or rows that
+    `out` published."""
+    previous = check_out(out, protect)
+    refuse_drops(previous, board_rows(report), allow_drop)
+    out = Path(os.path.abspath(out))
+    made = missing_folders(out.parent)
+    staging = None
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
         os.chmod(staging, 0o777 & ~current_umask())  # mkdtemp makes it 0700
         written = write_folder(report, staging)
         swap_in(staging, out)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        remove_empty(made)
         raise
     return [out / p.relative_to(staging) for p in written]
+
+
+def missing_folders(folder: Path) -> list[Path]:
+    """`folder` and its ancestors that do not exist yet, deepest first."""
+    missing = []
+    for path in (folder, *folder.parents):
+        if os.path.lexists(path):
+            break
+        missing.append(path)
+    return missing
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Undo `mkdir -p` after a failure: remove the folders we made, if still empty."""
+    for path in folders:
+        try:
+            os.rmdir(path)
+        except OSError:
+            return
 
 
 def upload_plan(folder: Path) -> list[tuple[str, int]]:

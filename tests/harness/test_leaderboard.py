@@ -86,17 +86,18 @@ def test_build_without_java_keeps_published_meteor(tmp_path: Path, monkeypatch: 
     shutil.copy(REPO / "submissions" / "mini-captions" / "random.json", subs / "mini-captions" / "random.json")
     lb = tmp_path / "lb"
     shutil.copytree(REPO / "leaderboard", lb)  # the published board and its cache (made with Java)
+    # (allow_drop: this folder holds only the captions board of the published leaderboard)
     # the published build's bootstrap settings, so that the committed cache entry is the one used
-    report, _ = leaderboard.build_and_publish(subs, lb, quiet=True, resamples=1000)
+    report, _ = leaderboard.build_and_publish(subs, lb, quiet=True, resamples=1000, allow_drop=True)
     if report.scored and json.loads((lb / "leaderboard.json").read_text())["boards"][0]["entries"][0]["scores"]["METEOR"] is None:
         pytest.skip("no Java here and the committed cache does not cover this submission")
     monkeypatch.setenv("VLBENCH_JAVA", "none")  # as if Java were not installed
-    report, _ = leaderboard.build_and_publish(subs, lb, quiet=True, resamples=1000)
+    report, _ = leaderboard.build_and_publish(subs, lb, quiet=True, resamples=1000, allow_drop=True)
     assert report.scored == []  # from the cache
     meteor = json.loads((lb / "leaderboard.json").read_text())["boards"][0]["entries"][0]["scores"]["METEOR"]
     assert meteor is not None and meteor > 0
     with pytest.raises(UsageError, match="could not compute metrics the leaderboard publishes.*METEOR"):
-        leaderboard.build_and_publish(subs, lb, quiet=True, resamples=1000, rebuild=True)
+        leaderboard.build_and_publish(subs, lb, quiet=True, resamples=1000, rebuild=True, allow_drop=True)
     assert json.loads((lb / "leaderboard.json").read_text())["boards"][0]["entries"][0]["scores"]["METEOR"] == meteor
 
 
@@ -202,7 +203,7 @@ def test_injected_failure_leaves_old_leaderboard(small: tuple[Path, Path], tmp_p
     with mock.patch.object(publish_module, "to_csv", boom), pytest.raises(RuntimeError):
         leaderboard.build_and_publish(subs, target, resamples=100, quiet=True)
     assert _files(target) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".lb.lock", "lb"]  # no staging folder left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lb"]  # no staging folder, no lock file left
     with mock.patch.object(publish_module.os, "rename", side_effect=[None, OSError("rename failed"), None]), \
             pytest.raises(OSError):
         publish_module.swap_in(tmp_path / "missing-new", target)
