@@ -156,20 +156,26 @@ def _score(path: Path, folder: str, data_dir: str | os.PathLike | None, resample
 
 
 def _refuse_lost_metrics(boards: list[Board], published: dict[str, set[str]]) -> None:
-    """A metric the board publishes that this machine could not compute: refuse, never 'n/a'."""
+    """A metric the board would show that this machine could not compute: refuse, never 'n/a'.
+
+    A board shows a column for every metric key in its entries' scores (a `None` score is still a
+    key: the task reports the metric but could not compute it), every metric another entry has a
+    value for, and every metric the current leaderboard publishes. A metric a task leaves out of
+    its scores altogether (e.g. SPICE without its jar) is not shown, so it is not refused."""
     problems = []
     for board in boards:
         shown = set(published.get(board.benchmark.id, set()))
-        shown |= {k for e in board.entries for k, v in e.result.scores.items() if v is not None}
+        shown |= {k for e in board.entries for k in e.result.scores}
         for e in board.entries:
             for metric, reason in sorted(e.result.extra.get("unavailable", {}).items()):
-                if metric in shown:
+                if metric in shown and e.result.scores.get(metric) is None:
                     problems.append(f"{e.path}: {metric} ({reason})")
     if problems:
         raise UsageError(
-            "cannot publish: this machine could not compute metrics the leaderboard publishes, and no cached "
-            "result covers them: " + "; ".join(problems)
-            + "\n  hint: install what the metric needs (METEOR: Java 17) or build where the cache has these files"
+            "cannot publish: this machine could not compute metrics the leaderboard shows, and no cached "
+            f"result covers them: {'; '.join(problems[:5])}{f' and {len(problems) - 5} more' if len(problems) > 5 else ''}; "
+            "install what the metric needs (METEOR: Java 17), or build into the leaderboard folder whose cache/ "
+            "holds these results (e.g. the committed leaderboard/)"
         )
 
 

@@ -96,9 +96,41 @@ def test_build_without_java_keeps_published_meteor(tmp_path: Path, monkeypatch: 
     assert report.scored == []  # from the cache
     meteor = json.loads((lb / "leaderboard.json").read_text())["boards"][0]["entries"][0]["scores"]["METEOR"]
     assert meteor is not None and meteor > 0
-    with pytest.raises(UsageError, match="could not compute metrics the leaderboard publishes.*METEOR"):
+    with pytest.raises(UsageError, match="could not compute metrics the leaderboard shows.*METEOR"):
         leaderboard.build_and_publish(subs, lb, quiet=True, resamples=1000, rebuild=True, allow_drop=True)
     assert json.loads((lb / "leaderboard.json").read_text())["boards"][0]["entries"][0]["scores"]["METEOR"] == meteor
+
+
+def test_a_metric_this_machine_cannot_compute_is_never_published_as_na(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh folder (no cache) on a machine without Java: the build refuses, or, where METEOR
+    is computed without Java, publishes a number; never n/a. The refusal itself is generic: any
+    metric key a result holds without a value, and says is unavailable, refuses the build."""
+    subs = tmp_path / "s"
+    (subs / "mini-captions").mkdir(parents=True)
+    shutil.copy(REPO / "submissions" / "mini-captions" / "random.json", subs / "mini-captions" / "random.json")
+    monkeypatch.setenv("VLBENCH_JAVA", "none")
+    try:
+        leaderboard.build_and_publish(subs, tmp_path / "lb", quiet=True, resamples=20)
+    except UsageError as exc:
+        assert "could not compute" in str(exc) and "METEOR" in str(exc)
+        assert not (tmp_path / "lb").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["s"]
+    else:
+        doc = json.loads((tmp_path / "lb" / "leaderboard.json").read_text())
+        assert all(v is not None for b in doc["boards"] for e in b["entries"] for v in e["scores"].values())
+        assert "n/a" not in (tmp_path / "lb" / "README.md").read_text()
+    # generic: a made-up metric the task could not compute
+    board = Board(registry().benchmark("mini-retrieval"), [_entry("A", [1.0, 0.0]), _entry("B", [0.0, 1.0])])
+    board.entries[1].result.scores["i2t_R@5"] = None
+    board.entries[1].result.extra["unavailable"] = {"i2t_R@5": "needs a GPU"}
+    build_module = importlib.import_module("vlbench.leaderboard.build")
+    with pytest.raises(UsageError, match=r"B.json: i2t_R@5 \(needs a GPU\)"):
+        build_module._refuse_lost_metrics([board], {})
+    board.entries[1].result.scores.pop("i2t_R@5")  # left out of the scores: no column, nothing to refuse
+    board.entries[0].result.scores.pop("i2t_R@5")
+    build_module._refuse_lost_metrics([board], {})
+    with pytest.raises(UsageError, match="i2t_R@5"):  # ... unless the published board shows it
+        build_module._refuse_lost_metrics([board], {"mini-retrieval": {"i2t_R@5"}})
 
 
 def _entry(name: str, hits: list[float]) -> Entry:
