@@ -24,6 +24,25 @@ def test_python_api_example_runs() -> None:
     assert any(line.startswith("mini-retrieval retrieval") for line in lines)
 
 
+def test_python_api_example_says_where_it_runs(tmp_path: Path) -> None:
+    """From the folder that holds a clone named `vlbench`, an editable install is hidden by that
+    folder (Python puts the current folder first on its import path): the README says to run the
+    example from the repository root, and that `-P` runs it from such a folder."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = " ".join(readme.split("## Python API", 1)[1].split("\n## ", 1)[0].split())
+    assert "Run the example from the repository root" in section and "-P" in section
+    (tmp_path / "vlbench").mkdir()  # the clone, as the folder that holds it sees it
+    probe = "import vlbench; print(callable(getattr(vlbench, 'score', None)))"
+    plain = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    if sys.version_info >= (3, 11):
+        safe = subprocess.run([sys.executable, "-P", "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=120)
+        assert safe.stdout.strip() == "True", safe.stderr
+    # what the README explains: hidden with an editable install, found with a regular one
+    editable = Path(__import__("vlbench").__file__).resolve().parent == REPO / "harness"
+    assert plain.stdout.strip() == ("False" if editable else "True"), plain.stderr
+
+
 def test_quick_start_commands_name_the_venv() -> None:
     """`vlbench` is on PATH only inside the activated venv: the quick start says which one."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
