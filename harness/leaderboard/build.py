@@ -250,7 +250,9 @@ def build(
     retired, retired_skipped = read_retired(root)
     boards.update(retired)
     skipped += retired_skipped
-    ordered = [boards[k] for k in sorted(boards)]
+    # Scored boards first (a visitor comes for them), then boards of paper numbers only, then
+    # retired versions; by benchmark id within each.
+    ordered = [boards[k] for k in sorted(boards, key=lambda k: (boards[k].retired, not boards[k].entries, k))]
     _refuse_lost_metrics(ordered, published or {})
     for board in ordered:
         rank_board(board, alpha, resamples, seed)

@@ -2,8 +2,14 @@
 
 Every submitted string is escaped with `html.escape`; only http(s) links are emitted. A Content
 Security Policy forbids every network load, so the page cannot fetch anything even by mistake.
-Each table cell carries its sort key in `data-v` (numbers for metric columns), which the inline
-script sorts on; the filter box hides rows whose text does not contain the typed words.
+
+A table body is a list of blocks: a main row (a submission, a method's seeds as one row, or a
+reported row) followed by its `sub` rows (the seeds, each submission's per-group table), which
+stay hidden until their button is pressed. Sorting moves whole blocks, on the `data-v` keys of
+the main rows' cells; the first click on a metric sorts best first. The filter matches the typed
+phrase against names, teams, sources and paths (`data-text`), not against numbers, and a number
+at its end matches whole ("seed 1" is not "seed 10"). Values fit the window: the interval goes
+on its own small line under the value.
 """
 
 from __future__ import annotations
@@ -11,34 +17,46 @@ from __future__ import annotations
 import base64
 import html
 
-from vlbench.leaderboard.build import Board, BuildReport
+from vlbench.leaderboard.build import Board, BuildReport, Entry
+from vlbench.leaderboard.groups import MethodGroup, method_groups
 from vlbench.leaderboard.render import (
     GENERATED,
     LEGEND,
+    REFERENCE_MARK,
     REPORTED_MARK,
     breakdown,
     canonical_value,
     columns,
-    entry_cell,
     entry_name,
     http_url,
+    metric_of,
     reported_cell,
+    shown,
 )
+from vlbench.leaderboard.sources import ReportedRow
 
 CSS = """
 *{box-sizing:border-box}body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;
-max-width:80em;padding:0 1em 2em;color:#222;line-height:1.4}
+max-width:80em;padding:0 1em 2em;color:#222;line-height:1.35}
 nav{position:sticky;top:0;background:#fff;padding:.5em 0;border-bottom:1px solid #ddd;z-index:1}
 nav{display:flex;flex-wrap:wrap;gap:.2em .9em}
 #filter{width:100%;max-width:30em;padding:.4em;font-size:1em;margin:.5em 0}
 .wrap{overflow-x:auto;-webkit-overflow-scrolling:touch}
 table{border-collapse:collapse;margin:.5em 0;font-variant-numeric:tabular-nums}
-th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:top}
+th,td{border:1px solid #ccc;padding:.2em .4em;text-align:right;vertical-align:top}
 td.t,th.t{text-align:left}
-th{background:#f4f4f4;cursor:pointer;user-select:none;white-space:nowrap}
+td.t{overflow-wrap:anywhere;min-width:6em}td.m{max-width:22em}td.team{max-width:13em}
+td.n{white-space:nowrap}
+.ci{display:block;font-size:.78em;color:#666;white-space:nowrap}
+th{background:#f4f4f4}thead th.t,th .k{white-space:nowrap}
+thead th{cursor:pointer;user-select:none}thead th.nosort{cursor:default}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
+td.best{font-weight:bold;background:#eef7ee}
 tr.reported{background:#fff8e6;font-style:italic}
-details table{font-size:.9em}
+tr.seed td{background:#f8f8fb;font-size:.92em}tr.seed td.m{padding-left:1.4em}
+button.toggle{font:inherit;font-size:.85em;padding:0 .35em;margin-right:.3em;cursor:pointer}
+table.groups{font-size:.9em;margin:.2em 0}
+small.src{display:block;color:#555;font-style:normal}
 img.plot{max-width:100%;height:auto}
 dl.legend dt{font-weight:bold;float:left;clear:left;min-width:4em}dl.legend dd{margin-left:5em}
 @media (max-width:40em){body{padding:0 .4em}th,td{padding:.2em .3em;font-size:.85em}dl.legend dd{margin-left:0}
@@ -48,42 +66,99 @@ dl.legend dt{float:none}}
 SCRIPT = """
 (function(){
 function key(td){return td?td.getAttribute('data-v'):'';}
+function blocks(body){
+  var out=[];
+  Array.prototype.forEach.call(body.rows,function(r){
+    if(r.classList.contains('sub')&&out.length){out[out.length-1].push(r);}else{out.push([r]);}
+  });
+  return out;
+}
+function expanded(id){
+  var b=document.querySelector('button[aria-controls~="'+id+'"]');
+  return !!b&&b.getAttribute('aria-expanded')==='true';
+}
+var query=null;
+function matcher(text){
+  var q=text.trim().toLowerCase().replace(/\\s+/g,' ');
+  if(!q){return null;}
+  var pattern=q.replace(/[.*+?^${}()|[\\]\\\\]/g,'\\\\$&').replace(/ /g,'\\\\s+');
+  var head=/^[a-z0-9]/.test(q)?'(?:^|[^a-z0-9])':'';
+  var tail=/[0-9]$/.test(q)?'(?![0-9])':'';
+  return new RegExp(head+pattern+tail);
+}
+function hit(row){return !query||query.test(row.getAttribute('data-text')||'');}
+function refresh(){
+  document.querySelectorAll('table.board').forEach(function(table){
+    blocks(table.tBodies[0]).forEach(function(block){
+      var main=block[0],seeds=block.filter(function(r){return r.classList.contains('seed');});
+      var mainHit=hit(main),seedHits=seeds.filter(hit);
+      var show=mainHit||seedHits.length>0;
+      main.hidden=!show;
+      var open=expanded(main.id+'-seeds');
+      // a phrase that names the method shows its seeds as the button left them; one that names
+      // only some seeds ("seed 0") shows those seeds
+      seeds.forEach(function(r){
+        r.hidden=!show||((!query||mainHit)?!open:seedHits.indexOf(r)<0);
+      });
+      block.slice(1).forEach(function(r){
+        if(r.classList.contains('groups')){
+          var owner=document.getElementById(r.getAttribute('data-owner'));
+          r.hidden=!owner||owner.hidden||!expanded(r.id);
+        }
+      });
+    });
+  });
+}
+document.querySelectorAll('button.toggle').forEach(function(b){
+  b.addEventListener('click',function(){
+    b.setAttribute('aria-expanded',b.getAttribute('aria-expanded')==='true'?'false':'true');
+    refresh();
+  });
+});
 document.querySelectorAll('table.board').forEach(function(table){
   var heads=table.querySelectorAll('thead th');
   heads.forEach(function(th,col){
+    var type=th.getAttribute('data-type');
+    if(type!=='num'&&type!=='text'){return;}
     th.tabIndex=0;
     var go=function(){
-      var numeric=th.getAttribute('data-type')==='num';
-      var dir=th.getAttribute('aria-sort')==='ascending'?-1:1;
+      var current=th.getAttribute('aria-sort');
+      var first=th.getAttribute('data-first')||'ascending';
+      var order=current?(current==='ascending'?'descending':'ascending'):first;
+      var dir=order==='ascending'?1:-1;
       heads.forEach(function(h){h.removeAttribute('aria-sort');});
-      th.setAttribute('aria-sort',dir===1?'ascending':'descending');
+      th.setAttribute('aria-sort',order);
       var body=table.tBodies[0];
-      var rows=Array.prototype.slice.call(body.rows);
-      rows.sort(function(a,b){
-        var x=key(a.cells[col]),y=key(b.cells[col]);
-        if(numeric){
+      var list=blocks(body);
+      list.sort(function(a,b){
+        var x=key(a[0].cells[col]),y=key(b[0].cells[col]);
+        if(type==='num'){
           var ex=(x===''),ey=(y==='');
           if(ex||ey){return ex===ey?0:(ex?1:-1);}
           return dir*(parseFloat(x)-parseFloat(y));
         }
         return dir*x.localeCompare(y);
       });
-      rows.forEach(function(r){body.appendChild(r);});
+      list.forEach(function(block){block.forEach(function(r){body.appendChild(r);});});
     };
     th.addEventListener('click',go);
     th.addEventListener('keydown',function(e){if(e.key==='Enter'){go();}});
   });
 });
 var box=document.getElementById('filter');
-box.addEventListener('input',function(){
-  var words=box.value.toLowerCase().split(/\\s+/).filter(Boolean);
-  document.querySelectorAll('table.board tbody tr').forEach(function(tr){
-    var text=tr.textContent.toLowerCase();
-    tr.hidden=!words.every(function(w){return text.indexOf(w)>=0;});
-  });
-});
+box.addEventListener('input',function(){query=matcher(box.value);refresh();});
+refresh();
 })();
 """
+
+PAGE_LEGEND = [
+    ("seeds", "runs of one method that differ only in their seed are one row: the mean of the seeds, the "
+              "lowest to highest seed under it, and the range of their ranks; the button lists each seed "
+              "with its own interval. leaderboard.csv and leaderboard.json list every seed."),
+    ("bold", "the best value of a column among the scored rows (reported rows are not compared)."),
+    ("filter", "matches the typed phrase in names, teams, sources and paths (a number at its end matches "
+               "whole: \"seed 1\" is not \"seed 10\"); the first click on a metric sorts best first."),
+]
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
@@ -96,9 +171,10 @@ def _anchor(board: Board) -> str:
     return "board-" + "".join(c if c.isalnum() else "-" for c in f"{board.benchmark.id}-v{board.benchmark.version}")
 
 
-def _link(url: object, label: str) -> str:
+def _link(url: object, label: str, title: str = "") -> str:
     safe = http_url(url)
-    return f'<a href="{_e(safe)}" rel="nofollow noopener noreferrer">{label}</a>' if safe else label
+    tip = f' title="{_e(title)}"' if title else ""
+    return f'<a href="{_e(safe)}"{tip} rel="nofollow noopener noreferrer">{label}</a>' if safe else label
 
 
 def _number(value: float | None) -> str:
@@ -106,51 +182,180 @@ def _number(value: float | None) -> str:
     return "" if value is None else repr(value)
 
 
+def _search_text(*parts: object) -> str:
+    return _e(" ".join(str(p) for p in parts if p).casefold())
+
+
+def _value_cell(board: Board, key: str, value: float | None, under: str, best: bool) -> str:
+    text = _e(shown(board, key, value))
+    if under:
+        text += f'<span class="ci">{_e(under)}</span>'
+    mark = ' class="n best" title="best in this column"' if best else ' class="n"'
+    return f'<td{mark} data-v="{_number(value)}">{text}</td>'
+
+
+def _half_width(board: Board, entry: Entry, key: str) -> str:
+    ci = entry.result.ci95.get(key)
+    if not ci or entry.result.scores.get(key) is None:
+        return ""
+    half = (canonical_value(ci[1]) - canonical_value(ci[0])) / 2  # type: ignore[operator]
+    return f"± {metric_of(board, key).format(canonical_value(half))}"
+
+
+def _best(board: Board, groups: list[MethodGroup], cols: list[str]) -> dict[str, float]:
+    """Per column, the best value among the main rows of scored methods (the mark's target)."""
+    best = {}
+    for key in cols:
+        values = [canonical_value(v) for g in groups if (v := g.mean(key)) is not None]
+        if values:
+            higher = metric_of(board, key).higher_is_better
+            best[key] = max(values) if higher else min(values)  # type: ignore[type-var]
+    return best
+
+
+class _Rows:
+    """Row ids unique on the page."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix, self.n = prefix, 0
+
+    def next(self) -> str:
+        self.n += 1
+        return f"{self.prefix}-r{self.n}"
+
+
+def _groups_row(board: Board, entry: Entry, row_id: str, width: int) -> str:
+    bases, rows = breakdown(board, entry)
+    if not rows:
+        return ""
+    inner = ('<table class="groups"><tr><th class="t">group</th>' + "".join(f"<th>{_e(x)}</th>" for x in bases)
+             + "</tr>" + "".join("<tr>" + "".join(f'<td{" class=t" if i == 0 else ""}>{_e(c)}</td>'
+                                                  for i, c in enumerate(r)) + "</tr>" for r in rows) + "</table>")
+    return (f'<tr class="sub groups" id="{row_id}-groups" data-owner="{row_id}" hidden>'
+            f'<td class="t" colspan="{width}">{_e(entry_name(entry))}, by group:{inner}</td></tr>')
+
+
+def _method_cell(board: Board, entry: Entry, row_id: str) -> str:
+    meta = entry.result.meta
+    paper = http_url(meta.get("paper"))
+    extra = f' <small>{_link(paper, "paper")}</small>' if paper else ""
+    groups = breakdown(board, entry)[1]
+    if groups:
+        extra += (f' <button class="toggle" type="button" aria-expanded="false" aria-controls="{row_id}-groups">'
+                  f"{len(groups)} groups</button>")
+    name = _link(meta.get("url"), _e(entry_name(entry)))
+    return f'<td class="t m" data-v="{_e(entry_name(entry))}">{name}{extra}</td>'
+
+
+def _entry_row(board: Board, entry: Entry, cols: list[str], row_id: str, classes: str, best: dict[str, float],
+               hidden: bool = False) -> str:
+    meta = entry.result.meta
+    cells = [f'<td data-v="{entry.rank}">{entry.rank}</td>', _method_cell(board, entry, row_id),
+             f'<td class="t team" data-v="{_e(meta.get("team", ""))}">{_e(meta.get("team", ""))}</td>']
+    for key in cols:
+        value = entry.result.scores.get(key)
+        marked = key in best and value is not None and canonical_value(value) == best[key]
+        cells.append(_value_cell(board, key, value, _half_width(board, entry, key), marked))
+    text = _search_text(entry_name(entry), meta.get("team"), entry.path, board.benchmark.id)
+    return (f'<tr class="{classes}" id="{row_id}" data-path="{_e(entry.path)}" data-text="{text}"{" hidden" if hidden else ""}>'
+            + "".join(cells) + "</tr>")
+
+
+def _seed_block(board: Board, group: MethodGroup, cols: list[str], ids: _Rows, best: dict[str, float],
+                width: int) -> list[str]:
+    head = ids.next()
+    low, high = group.ranks
+    rank = str(low) if low == high else f"{low}–{high}"
+    reference = f" {REFERENCE_MARK}" if all(e.reference for e in group.entries) else ""
+    team = str(group.entries[0].result.meta.get("team", ""))
+    name = (f'<button class="toggle" type="button" aria-expanded="false" aria-controls="{head}-seeds">'
+            f"{len(group.entries)} seeds</button> {_e(group.name)}{_e(reference)}")
+    cells = [f'<td data-v="{low}">{rank}</td>', f'<td class="t m" data-v="{_e(group.name)}">{name}</td>',
+             f'<td class="t team" data-v="{_e(team)}">{_e(team)}</td>']
+    for key in cols:
+        mean, spread = group.mean(key), group.spread(key)
+        under = ""
+        if spread is not None:
+            fmt = metric_of(board, key).format
+            under = f"{fmt(canonical_value(spread[0]))}–{fmt(canonical_value(spread[1]))}"
+        marked = key in best and mean is not None and canonical_value(mean) == best[key]
+        cells.append(_value_cell(board, key, mean, under, marked))
+    text = _search_text(group.name, team, board.benchmark.id, f"{len(group.entries)} seeds")
+    rows = [f'<tr class="scored seedgroup" id="{head}" data-text="{text}">' + "".join(cells) + "</tr>"]
+    seed_ids = []
+    for entry in group.entries:
+        row_id = ids.next()
+        seed_ids.append(row_id)
+        rows.append(_entry_row(board, entry, cols, row_id, "sub seed scored", {}, hidden=True))
+        rows.append(_groups_row(board, entry, row_id, width))
+    # the group's button controls its seed rows (listed by id, as aria-controls takes)
+    rows[0] = rows[0].replace(f'aria-controls="{head}-seeds"', f'aria-controls="{head}-seeds {" ".join(seed_ids)}"', 1)
+    return [r for r in rows if r]
+
+
+def _reported_row(board: Board, row: ReportedRow, cols: list[str]) -> str:
+    citation = _link(row.source_url, _e(row.citation), f"{row.source_title} ({row.provenance})")
+    cells = ['<td data-v="">–</td>', f'<td class="t m" data-v="{_e(row.method)}">{_e(row.method)} {REPORTED_MARK}</td>',
+             f'<td class="t team" data-v="{_e(row.citation)}">{citation}</td>']
+    for key in cols:
+        cells.append(f'<td class="n" data-v="{_number(row.value(key))}">{_e(reported_cell(row, key))}</td>')
+    text = _search_text(row.method, row.citation, row.source_title, row.source_file, board.benchmark.id)
+    return f'<tr class="reported" data-text="{text}">' + "".join(cells) + "</tr>"
+
+
 def _board(board: Board) -> str:
     b = board.benchmark
     cols = columns(board)
-    out = [f'<section id="{_anchor(board)}"><h2>{_e(b.id)} <small>(v{_e(b.version)}, {_e(b.task)})</small></h2>',
-           f"<p>{_e(b.description)} Main score: <code>{_e(b.main_score)}</code>.</p>",
-           '<div class="wrap"><table class="board"><thead><tr>',
-           '<th data-type="num">rank</th><th class="t">method</th><th class="t">team / source</th>']
+    groups = method_groups(board)
+    best = _best(board, groups, cols)
+    width = 3 + len(cols)
+    retired = ", retired" if board.retired else ""
+    out = [f'<section id="{_anchor(board)}"><h2>{_e(b.id)} <small>(v{_e(b.version)}, {_e(b.task)}{retired})</small></h2>',
+           f"<p>{_e(_sentence(b.description))} Main score: <code>{_e(b.main_score)}</code>.</p>",
+           f'<div class="wrap"><table class="board" data-benchmark="{_e(b.id)}"><thead><tr>',
+           '<th data-type="num" data-first="ascending">rank</th><th class="t" data-type="text">method</th>'
+           '<th class="t" data-type="text">team / source</th>']
     for key in cols:
-        arrow = "↑" if b.metric(key).higher_is_better else "↓"
-        out.append(f'<th data-type="num" title="{_e(b.metric(key).description)}">{_e(key)} {arrow}</th>')
-    out.append('<th class="t">links</th><th class="t">by group</th></tr></thead><tbody>')
-    for e in board.entries:
-        meta = e.result.meta
-        cells = [f'<td data-v="{e.rank}">{e.rank}</td>',
-                 f'<td class="t" data-v="{_e(entry_name(e))}">{_link(meta.get("url"), _e(entry_name(e)))}</td>',
-                 f'<td class="t" data-v="{_e(meta.get("team", ""))}">{_e(meta.get("team", ""))}</td>']
-        for key in cols:
-            value = e.result.scores.get(key)
-            cells.append(f'<td data-v="{_number(value)}">{_e(entry_cell(board, e, key))}</td>')
-        links = [_link(meta.get("paper"), "paper") if http_url(meta.get("paper")) else "",
-                 _link(meta.get("url"), "url") if http_url(meta.get("url")) else ""]
-        cells.append(f'<td class="t" data-v="">{" ".join(x for x in links if x)}</td>')
-        bases, rows = breakdown(board, e)
-        if rows:
-            inner = "<table><tr><th class=\"t\">group</th>" + "".join(f"<th>{_e(x)}</th>" for x in bases) + "</tr>"
-            inner += "".join("<tr>" + "".join(f'<td{" class=t" if i == 0 else ""}>{_e(c)}</td>' for i, c in enumerate(r))
-                             + "</tr>" for r in rows) + "</table>"
-            cells.append(f'<td class="t" data-v=""><details><summary>{len(rows)} groups</summary>{inner}</details></td>')
-        else:
-            cells.append('<td class="t" data-v=""></td>')
-        out.append(f'<tr class="scored" data-path="{_e(e.path)}">' + "".join(cells) + "</tr>")
-    for r in board.reported:
-        cells = ['<td data-v="">–</td>',
-                 f'<td class="t" data-v="{_e(r.method)}">{_e(r.method)} {REPORTED_MARK}</td>',
-                 f'<td class="t" data-v="{_e(r.source_title)}">{_e(r.source_title)}<br><small>{_e(r.provenance)}</small></td>']
-        for key in cols:
-            cells.append(f'<td data-v="{_number(r.value(key))}">{_e(reported_cell(r, key))}</td>')
-        cells.append(f'<td class="t" data-v="">{_link(r.source_url, "paper")}</td><td class="t" data-v=""></td>')
-        out.append('<tr class="reported">' + "".join(cells) + "</tr>")
+        higher = b.metric(key).higher_is_better
+        first = "descending" if higher else "ascending"
+        out.append(f'<th data-type="num" data-first="{first}" title="{_e(b.metric(key).description)}; the first '
+                   f'click sorts best first">{_header_label(key, "↑" if higher else "↓")}</th>')
+    out.append("</tr></thead><tbody>")
+    ids = _Rows(_anchor(board))
+    for group in groups:
+        if group.seeded:
+            out.extend(_seed_block(board, group, cols, ids, best, width))
+            continue
+        row_id = ids.next()
+        out.append(_entry_row(board, group.entries[0], cols, row_id, "scored", best))
+        extra = _groups_row(board, group.entries[0], row_id, width)
+        if extra:
+            out.append(extra)
+    out.extend(_reported_row(board, r, cols) for r in board.reported)
     out.append("</tbody></table></div></section>")
     return "\n".join(out)
 
 
+def _sentence(text: str) -> str:
+    text = text.rstrip()
+    return text if text.endswith(".") else text + "."
+
+
+def _header_label(key: str, arrow: str) -> str:
+    """The metric's key, unbroken except after an underscore ("merged_ / R@10"), with its arrow."""
+    parts = key.split("_")
+    parts[-1] += f"\u00a0{arrow}"
+    return "<wbr>".join(f'<span class="k">{_e(p)}{"_" if i < len(parts) - 1 else ""}</span>'
+                        for i, p in enumerate(parts))
+
+
+def _nav_label(board: Board) -> str:
+    b = board.benchmark
+    return f"{b.id} v{b.version} (retired)" if board.retired else b.id
+
+
 def to_html(report: BuildReport, plot_png: bytes | None) -> str:
-    nav = "".join(f'<a href="#{_anchor(b)}">{_e(b.benchmark.id)}</a>' for b in report.boards)
+    nav = "".join(f'<a href="#{_anchor(b)}">{_e(_nav_label(b))}</a>' for b in report.boards)
     if report.invalid or report.skipped:
         nav += '<a href="#not-on-the-board">not on the board</a>'
     parts = [
@@ -165,8 +370,8 @@ def to_html(report: BuildReport, plot_png: bytes | None) -> str:
         f"<nav>{nav}</nav>",
         '<label for="filter">Filter rows: </label><input id="filter" type="search" '
         'placeholder="method, team, path…" autocomplete="off">',
-        '<details class="legend-box" open><summary>Legend</summary><dl class="legend">',
-        *(f"<dt>{_e(symbol)}</dt><dd>{_e(text)}</dd>" for symbol, text in LEGEND),
+        '<details class="legend-box"><summary>Legend: rank, marks, intervals, units, seeds</summary><dl class="legend">',
+        *(f"<dt>{_e(symbol)}</dt><dd>{_e(text)}</dd>" for symbol, text in [*LEGEND, *PAGE_LEGEND]),
         "</dl><p>Data: <a href=\"leaderboard.csv\">leaderboard.csv</a>, "
         "<a href=\"leaderboard.json\">leaderboard.json</a>.</p></details>",
     ]

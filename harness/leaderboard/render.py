@@ -143,7 +143,9 @@ def to_markdown(report: BuildReport, plot_file: str | None = None) -> str:
                      *(entry_cell(board, e, k) for k in cols)]
             out.write("| " + " | ".join(cells) + " |\n")
         for r in board.reported:
-            cells = ["–", _md(f"{r.method} {REPORTED_MARK}"), _md(f"{r.source_title} ({r.provenance})"),
+            url = http_url(r.source_url)
+            cite = f"[{_md(r.citation)}]({url.replace('(', '%28').replace(')', '%29')})" if url else _md(r.citation)
+            cells = ["–", _md(f"{r.method} {REPORTED_MARK}"), cite,
                      *(reported_cell(r, k) for k in cols)]
             out.write("| " + " | ".join(cells) + " |\n")
         for e in board.entries:

@@ -63,6 +63,24 @@ class ReportedRow:
     source_url: str
     source_file: str  # relative to the submissions folder
     percent: dict[str, str] = field(default_factory=dict)
+    source_authors: str = ""
+    source_year: str = ""
+
+    @property
+    def citation(self) -> str:
+        """Short, as a table cell shows it: "Kim et al. 2023, Table 1" (the title when no authors)."""
+        names = [a.strip() for a in re.split(r",|\band\b", self.source_authors) if a.strip()]
+        surnames = [n.split()[-1] for n in names]
+        if not surnames:
+            who = self.source_title if len(self.source_title) <= 40 else self.source_title[:39].rstrip() + "…"
+        elif len(surnames) == 1:
+            who = surnames[0]
+        elif len(surnames) == 2:
+            who = f"{surnames[0]} and {surnames[1]}"
+        else:
+            who = f"{surnames[0]} et al."
+        where = self.provenance.split(",", 1)[0].strip()
+        return ", ".join(x for x in (f"{who} {self.source_year}".strip(), where) if x)
 
     def value(self, key: str) -> float | None:
         """The value in the result records' unit (fractions for recalls; RSUM in percent points)."""
@@ -82,6 +100,14 @@ class ReportedRow:
         return self.percent.get(key)
 
 
+def _year(source: dict) -> str:
+    """The source's `year`, else the first year in its venue ("CVPR 2023 Workshops" -> 2023)."""
+    if source.get("year"):
+        return str(source["year"])
+    found = re.search(r"\b(19|20)\d\d\b", str(source.get("venue", "")))
+    return found.group(0) if found else ""
+
+
 def read_reported(submissions: Path, known_benchmarks: set[str]) -> list[ReportedRow]:
     folder = submissions / REPORTED_FOLDER
     rows: list[ReportedRow] = []
@@ -97,7 +123,8 @@ def read_reported(submissions: Path, known_benchmarks: set[str]) -> list[Reporte
                 for v in percent.values():
                     float(v)  # a number as printed, else ValueError
                 rows.append(ReportedRow(row["benchmark"], str(row["method"]), str(row["provenance"]),
-                                        str(source["title"]), str(source.get("url", "")), relative, percent))
+                                        str(source["title"]), str(source.get("url", "")), relative, percent,
+                                        str(source.get("authors", "")), _year(source)))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"reported rows file {path} is malformed: {exc}") from None
     return rows

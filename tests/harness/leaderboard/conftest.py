@@ -133,3 +133,27 @@ def built_board(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with watchdog(300, "building the browser test's leaderboard"):
         build_and_publish(subs, root / "leaderboard", resamples=200, quiet=True)
     return root / "leaderboard"
+
+
+def add_seeds(root: Path) -> Path:
+    """Three seeds of one method on mini-retrieval (seed 0, 1 and 10: "seed 1" must not match seed 10),
+    and a retired version of mini-decorrelated."""
+    for seed in (0, 1, 10):
+        write_json(root / "mini-retrieval" / f"delta-seed{seed}.json",
+                   mini_random("mini-retrieval", 100 + seed, {"method": f"Delta arm 1 (seed {seed})", "team": "D"}))
+    retired = REPO / "submissions" / "retired" / "mini-decorrelated@1.0" / "random.json"
+    (root / "retired" / "mini-decorrelated@1.0").mkdir(parents=True)
+    shutil.copy(retired, root / "retired" / "mini-decorrelated@1.0" / "old.json")
+    return root
+
+
+@pytest.fixture(scope="session")
+def page_board(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`built_board`'s submissions plus seeds and a retired version: returns the leaderboard folder."""
+    from vlbench.leaderboard import build_and_publish
+
+    root = tmp_path_factory.mktemp("page")
+    subs = add_seeds(make_submissions(root / "submissions"))
+    with watchdog(300, "building the page test's leaderboard"):
+        build_and_publish(subs, root / "leaderboard", resamples=200, quiet=True)
+    return root / "leaderboard"

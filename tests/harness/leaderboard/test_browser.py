@@ -26,7 +26,7 @@ DRIVER = next((p for p in (shutil.which("chromedriver"), "/usr/lib/chromium/chro
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 COMMAND_TIMEOUT_S = 60  # one WebDriver command, session creation included
 PAGE_LOAD_TIMEOUT_S = 30
-TEST_TIMEOUT_S = 240  # the whole test, two browser sessions
+TEST_TIMEOUT_S = 300  # the whole test, up to three browser sessions
 # The flags of a browser that cannot wait on anything outside this machine: no GPU process, no
 # background fetches (component updates, sync, field trials), no first-run UI, a fresh profile.
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -77,11 +77,12 @@ def browser(profile: Path, width: int, height: int, phone: bool = False) -> Iter
 
 
 def _board(driver, benchmark_id: str):
-    """The section of a benchmark's board, whatever its version (`board-<id>-v<version>`)."""
+    """The section of a benchmark's current board, whatever its version (`board-<id>-v<version>`)."""
     from selenium.webdriver.common.by import By
 
     sections = [s for s in driver.find_elements(By.CSS_SELECTOR, f'section[id^="board-{benchmark_id}-v"]')
-                if s.get_attribute("id")[len(f"board-{benchmark_id}-v"):][:1].isdigit()]
+                if s.get_attribute("id")[len(f"board-{benchmark_id}-v"):][:1].isdigit()
+                and "retired" not in s.find_element(By.TAG_NAME, "h2").text]
     assert len(sections) == 1, f"expected one board for {benchmark_id}, found {len(sections)}"
     return sections[0]
 
@@ -121,75 +122,138 @@ def _assert_offline(driver, page: str) -> None:
     assert [url for _, url in seen if url.lower().startswith(NETWORK_SCHEMES)] == []
 
 
-def test_sort_filter_breakdown_offline(built_board: Path, tmp_path: Path) -> None:
+def _visible_names(driver, benchmark_id: str) -> list[str]:
+    return [_cells(r)[1].text for r in _rows(driver, benchmark_id) if r.is_displayed()]
+
+
+def _type(driver, text: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    box = driver.find_element(By.ID, "filter")
+    box.clear()
+    box.send_keys(text if text else " ")  # clear() fires no input event; typing does
+
+
+def _fits(driver) -> None:
+    """No horizontal overflow: not the page, and no table wider than its box."""
+    inner, width = driver.execute_script("return [document.documentElement.clientWidth, "
+                                         "document.documentElement.scrollWidth]")
+    assert width <= inner, f"the page is {width} px wide in a {inner} px window"
+    wide = driver.execute_script("return Array.from(document.querySelectorAll('.wrap'))"
+                                 ".filter(function(w){return w.scrollWidth>w.clientWidth;})"
+                                 ".map(function(w){return w.parentNode.id+': '+w.scrollWidth+' > '+w.clientWidth;})")
+    assert wide == [], f"tables run past the window: {wide}"
+
+
+def test_order_fit_filter_sort_offline(page_board: Path, tmp_path: Path) -> None:
     _require_browser()
     from selenium.webdriver.common.by import By
 
-    page = (built_board / "index.html").resolve().as_uri()
+    page = (page_board / "index.html").resolve().as_uri()
+    shots = Path(os.environ.get("VLBENCH_SCREENSHOTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
     with watchdog(TEST_TIMEOUT_S, "the browser test"):
-        with browser(tmp_path / "profile-desktop", 1280, 900) as driver:
-            driver.get(page)
-            names = [_cells(r)[1].text for r in _rows(driver, "mini-retrieval")]
-            assert len(names) == 3
-            assert any(n.startswith('Alpha & "friends"') for n in names)  # escaped in the source, shown as text
-            # numeric sort: click a metric header (ascending), then again (descending), and read the
-            # DOM order of the rows. The column is one where the three entries differ, so the order
-            # is fully determined; each row's name travels with its number.
-            heads = _board(driver, "mini-retrieval").find_elements(By.CSS_SELECTOR, "thead th")
-
-            def pairs(col: int) -> list[tuple[float, str]]:
-                return [(float(_cells(r)[col].get_attribute("data-v")), _cells(r)[1].text)
-                        for r in _rows(driver, "mini-retrieval")]
-
-            metric_columns = [i for i, h in enumerate(heads) if h.get_attribute("data-type") == "num" and i > 0]
-            column = next(i for i in metric_columns if len({v for v, _ in pairs(i)}) == 3)
-            header, before = heads[column], pairs(column)
-            header.click()
-            assert pairs(column) == sorted(before) and header.get_attribute("aria-sort") == "ascending"
-            header.click()
-            assert pairs(column) == sorted(before, reverse=True)
-            assert header.get_attribute("aria-sort") == "descending"
-            # text sort on the method column
-            heads[1].click()
-            by_name = [_cells(r)[1].text for r in _rows(driver, "mini-retrieval")]
-            assert [n.split()[0] for n in by_name] == ["Alpha", "Beta", "Gamma"]
-            heads[1].click()
-            assert [_cells(r)[1].text.split()[0] for r in _rows(driver, "mini-retrieval")] == ["Gamma", "Beta", "Alpha"]
-            # filter: only Beta's row stays visible on that board; other boards' rows are hidden too
-            box = driver.find_element(By.ID, "filter")
-            box.send_keys("beta")
-            visible = [_cells(r)[1].text for r in _rows(driver, "mini-retrieval") if r.is_displayed()]
-            assert visible == ["Beta"]
-            assert not any(r.is_displayed() for r in _rows(driver, "mini-decorrelated"))
-            box.clear()
-            box.send_keys(" ")  # clear() fires no input event; typing does
-            assert all(r.is_displayed() for r in _rows(driver, "mini-retrieval"))
-            box.send_keys("zeta-no-such-row")
-            assert not any(r.is_displayed() for r in _rows(driver, "mini-retrieval"))
-            box.clear()
-            box.send_keys(" ")
-            # per-group breakdown, on demand
-            details = _board(driver, "mini-decorrelated").find_element(By.CSS_SELECTOR, "tbody details")
-            assert details.get_attribute("open") is None
-            group_table = details.find_element(By.TAG_NAME, "table")
-            assert not group_table.is_displayed()
-            details.find_element(By.TAG_NAME, "summary").click()
-            assert details.get_attribute("open") is not None and group_table.is_displayed()
-            assert "partner" in group_table.text and "control" in group_table.text
-            # reported rows are there, unranked
-            reported = _board(driver, "coco-5k-decorrelated").find_elements(By.CSS_SELECTOR, "tbody tr.reported")
-            assert len(reported) == 8 and all(_cells(r)[0].text == "–" for r in reported)
-            driver.save_screenshot(str(tmp_path / "desktop.png"))
-            _assert_offline(driver, page)
+        for width in (1920, 1280):
+            with browser(tmp_path / f"profile-{width}", width, 1000) as driver:
+                driver.get(page)
+                # order: the first table's first row is a scored entry; reported-only boards and
+                # retired versions come after every current scored board
+                first = driver.find_element(By.CSS_SELECTOR, "table.board tbody tr")
+                assert "scored" in first.get_attribute("class").split() and first.is_displayed()
+                sections = driver.find_elements(By.CSS_SELECTOR, "section[id^=board-]")
+                kinds = ["retired" if "retired" in s.find_element(By.TAG_NAME, "h2").text else
+                         "scored" if s.find_elements(By.CSS_SELECTOR, "tbody tr.scored") else "reported"
+                         for s in sections]
+                assert kinds == sorted(kinds, key=["scored", "reported", "retired"].index), kinds
+                # navigation: each board once, the current version before the retired one
+                nav = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "nav a")]
+                assert len(nav) == len(set(nav))
+                assert nav.index("mini-decorrelated") < nav.index("mini-decorrelated v1.0 (retired)")
+                _fits(driver)
+                driver.save_screenshot(str(shots / f"page-{width}.png"))
+                if width == 1920:
+                    continue
+                _check_filter(driver)
+                _check_sort(driver)
+                _fits(driver)  # with seeds and per-group tables open
+                driver.save_screenshot(str(shots / "page-1280-open.png"))
+                _assert_offline(driver, page)
         with browser(tmp_path / "profile-phone", 390, 844, phone=True) as phone:
             phone.get(page)
             inner, width = phone.execute_script("return [window.innerWidth, document.documentElement.scrollWidth]")
             assert inner == 390 and width <= 390  # wide tables scroll inside their box, not the page
-            phone.save_screenshot(str(tmp_path / "phone.png"))
+            phone.save_screenshot(str(shots / "phone.png"))
             _assert_offline(phone, page)
-    shots = Path(os.environ.get("VLBENCH_SCREENSHOTS", tmp_path))
-    shots.mkdir(parents=True, exist_ok=True)
-    for name in ("desktop.png", "phone.png"):
-        assert (tmp_path / name).read_bytes().startswith(b"\x89PNG") and (tmp_path / name).stat().st_size > 1000
-        if shots != tmp_path:
-            shutil.copy(tmp_path / name, shots / name)
+    for name in ("page-1920.png", "page-1280.png", "page-1280-open.png", "phone.png"):
+        assert (shots / name).read_bytes().startswith(b"\x89PNG") and (shots / name).stat().st_size > 1000
+
+
+def _check_filter(driver) -> None:
+    from selenium.webdriver.common.by import By
+
+    names = _visible_names(driver, "mini-retrieval")
+    assert any(n.startswith('Alpha & "friends"') for n in names)  # escaped in the source, shown as text
+    # the seeds are one row until opened
+    assert [n for n in names if "Delta" in n] == ["3 seeds Delta arm 1"]
+    _type(driver, "beta")
+    assert _visible_names(driver, "mini-retrieval") == ["Beta"]
+    assert _visible_names(driver, "mini-decorrelated") == []
+    # a number at the end matches whole: seed 1 is not seed 10; the seed is shown under its method
+    _type(driver, "seed 1")
+    assert _visible_names(driver, "mini-retrieval") == ["3 seeds Delta arm 1", "Delta arm 1 (seed 1)"]
+    _type(driver, "arm 1")
+    assert _visible_names(driver, "mini-retrieval") == ["3 seeds Delta arm 1"]
+    _type(driver, "zeta-no-such-row")
+    assert _visible_names(driver, "mini-retrieval") == []
+    _type(driver, "")
+    assert len(_visible_names(driver, "mini-retrieval")) == 4  # alpha, beta, gamma, the Delta seeds
+    # per-group tables open on demand and stay open under a filter that keeps their row
+    board = _board(driver, "mini-decorrelated")
+    button = board.find_element(By.CSS_SELECTOR, "tbody tr.scored button.toggle")
+    groups = board.find_element(By.CSS_SELECTOR, "tbody tr.groups")
+    assert not groups.is_displayed()
+    button.click()
+    assert groups.is_displayed() and "partner" in groups.text and "control" in groups.text
+    _type(driver, "gamma")
+    assert groups.is_displayed()
+    _type(driver, "")
+    # reported rows: unranked, a short citation with its link
+    reported = _board(driver, "coco-5k-decorrelated").find_elements(By.CSS_SELECTOR, "tbody tr.reported")
+    assert len(reported) == 8 and all(_cells(r)[0].text == "–" for r in reported)
+    cite = _cells(reported[0])[2]
+    assert cite.text.startswith("Kim et al. 2023, Table") and len(cite.text) < 40
+    assert cite.find_element(By.TAG_NAME, "a").get_attribute("href").startswith("https://arxiv.org/")
+
+
+def _check_sort(driver) -> None:
+    from selenium.webdriver.common.by import By
+
+    board = _board(driver, "mini-retrieval")
+    seeds = board.find_element(By.CSS_SELECTOR, "tbody tr.seedgroup button.toggle")
+    seeds.click()
+    assert len(_visible_names(driver, "mini-retrieval")) == 7
+    heads = board.find_elements(By.CSS_SELECTOR, "thead th")
+
+    def main_rows(col: int) -> list[tuple[float, str]]:
+        rows = [r for r in _rows(driver, "mini-retrieval") if "sub" not in r.get_attribute("class").split()]
+        return [(float(_cells(r)[col].get_attribute("data-v")), _cells(r)[1].text) for r in rows]
+
+    metric_columns = [i for i, h in enumerate(heads) if h.get_attribute("data-type") == "num" and i > 0]
+    column = next(i for i in metric_columns if len({v for v, _ in main_rows(i)}) == 4)
+    header, before = heads[column], main_rows(column)
+    assert "↑" in header.text
+    # the best value of the column is marked
+    best = max(v for v, _ in before)
+    marked = [r for r in _rows(driver, "mini-retrieval") if "best" in (_cells(r)[column].get_attribute("class") or "")]
+    assert [float(_cells(r)[column].get_attribute("data-v")) for r in marked] == [best]
+    header.click()  # first click on a higher-is-better column: best first
+    assert main_rows(column) == sorted(before, reverse=True) and header.get_attribute("aria-sort") == "descending"
+    header.click()
+    assert main_rows(column) == sorted(before) and header.get_attribute("aria-sort") == "ascending"
+    # the seeds move with their method: right after it, in their order
+    order = [r.get_attribute("class").split() for r in _rows(driver, "mini-retrieval")]
+    start = next(i for i, c in enumerate(order) if "seedgroup" in c)
+    assert all("seed" in c for c in order[start + 1:start + 4])
+    heads[1].click()  # text: A to Z first
+    firsts = [n.removeprefix("3 seeds ").split()[0] for _, n in main_rows(column)]
+    assert firsts == ["Alpha", "Beta", "Delta", "Gamma"]  # the seeds' row sorts by its method's name
