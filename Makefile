@@ -15,10 +15,12 @@ $(VENV)/.dev: pyproject.toml setup.py
 	$(PIP) -e '.[dev]'
 	touch $@ $(VENV)/.core
 
-# The main job on the bundled mini benchmark: list benchmarks, score every mini submission.
+# The main job on the bundled mini benchmark: list benchmarks, score every mini submission (one
+# summary table; every metric of every file: add --verbose, or read the records in .venv/results).
 demo: $(VENV)/.core
 	$(VENV)/bin/vlbench tasks
-	@for f in submissions/mini-*/*.json; do echo; echo "== $$f"; $(VENV)/bin/vlbench score "$$f" --out "$(VENV)/results/$$(basename $$(dirname $$f))-$$(basename $$f)" || exit $$?; done
+	@echo
+	$(VENV)/bin/vlbench score submissions/mini-*/*.json --out-dir "$(VENV)/results"
 
 # Regenerate leaderboard/ from submissions/ (generated files: never edit them by hand).
 leaderboard: $(VENV)/.core

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
+import textwrap
+from collections.abc import Iterator
 from typing import Any
 
 from tabulate import tabulate
@@ -51,6 +54,24 @@ def add_cli(commands: Any, groups: dict[str, Any]) -> None:
     ep.set_defaults(func=cmd_experiment)
 
 
+# what the baselines extra installs, by import name
+EXTRA_MODULES = ("torch", "torchvision", "open_clip", "diffusers", "transformers", "timm", "safetensors")
+INSTALL = "pip install 'vlbench[baselines]' (in a clone: .venv/bin/pip install -e '.[baselines]')"
+
+
+@contextlib.contextmanager
+def _needs_baselines_extra(command: str) -> Iterator[None]:
+    """A recipe's library missing (the core install): the install command, not an internal error."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if top not in EXTRA_MODULES:
+            raise
+        raise UsageError(f"{command} needs {top}, which is not installed (it comes with the baselines extra): "
+                         f"{INSTALL}") from None
+
+
 def _usage(p: argparse.ArgumentParser) -> int:
     p.print_help(sys.stderr)
     return 2
@@ -72,15 +93,27 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(tabulate([[r["recipe"], "yes" if r["trains"] else "no", ", ".join(r["benchmarks"]), r["description"]] for r in rows],
-                   headers=["recipe", "trains", "benchmarks", "what it does"]))
-    print("\nsettings (--set key=value; defaults shown by `vlbench baseline list --json` and baselines/README.md)")
+    # one line per row fits LIST_WIDTH columns: the benchmarks and the description wrap
+    widths = (max(len(r["recipe"]) for r in rows), len("trains"))
+    room = LIST_WIDTH - sum(widths) - 6 - 3 * 2  # tabulate's two spaces between columns, margins
+    longest = max((len(b) + 1 for r in rows for b in r["benchmarks"]), default=12)
+    bench_w = max(longest, room * 2 // 5)
+    what_w = max(16, room - bench_w)
+
+    def fill(text: str, width: int) -> str:  # ids stay whole (no breaks at their hyphens)
+        return textwrap.fill(text, width, break_on_hyphens=False, break_long_words=False)
+
+    table = [[r["recipe"], "yes" if r["trains"] else "no", fill(", ".join(r["benchmarks"]), bench_w),
+              fill(r["description"], what_w)] for r in rows]
+    print(tabulate(table, headers=["recipe", "trains", "benchmarks", "what it does"], tablefmt="simple"))
+    print("\nsettings: --set key=value; the defaults: vlbench baseline list --json, and baselines/README.md")
     return 0
 
 
-def cmd_experiment(args: argparse.Namespace) -> int:
-    from .experiment import run_experiment
+LIST_WIDTH = 100
 
+
+def cmd_experiment(args: argparse.Namespace) -> int:
     seeds = None
     if args.seeds is not None:
         try:
@@ -91,12 +124,20 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError("--workers must be between 1 and 64")
     if not 0 <= args.bootstrap <= 100_000:
         raise UsageError("--bootstrap must be between 0 and 100000")
-    out = run_experiment(args.name, quick=args.quick, out=args.out, submissions=args.submissions, work_dir=args.work_dir,
+    with _needs_baselines_extra("vlbench baseline experiment"):
+        out = _experiment(args, seeds)
+    toy = " (a --quick toy run: the numbers test the pipeline and mean nothing)" if args.quick else ""
+    print(f"wrote {out / 'README.md'}, {out / 'results.json'} and {out / 'plot.png'}{toy}")
+    return 0
+
+
+def _experiment(args: argparse.Namespace, seeds: list[int] | None) -> Any:
+    from .experiment import run_experiment
+
+    return run_experiment(args.name, quick=args.quick, out=args.out, submissions=args.submissions, work_dir=args.work_dir,
                          data_dir=args.data_dir, seeds=seeds, workers=args.workers, bootstrap=args.bootstrap,
                          progress=not args.quiet, argv=list(getattr(args, "argv", sys.argv[1:])),
                          report_only=args.report_only)
-    print(f"wrote {out / 'README.md'}, {out / 'results.json'} and {out / 'plot.png'}")
-    return 0
 
 
 def _torchrun_argv(argv: list[str]) -> list[str]:
@@ -125,6 +166,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--local-addr=127.0.0.1",
                f"--nproc-per-node={args.nproc}", "-m", "vlbench", *_torchrun_argv(argv)]
         return subprocess.call(cmd)
+    with _needs_baselines_extra("vlbench baseline run"):
+        return _run(args, argv)
+
+
+def _run(args: argparse.Namespace, argv: list[str]) -> int:
     from .run import run_recipe
 
     if args.coco_results:

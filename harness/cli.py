@@ -23,6 +23,13 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
+    """Exact option names only (`--boot 10` is an error, not `--bootstrap 10`), in every
+    subcommand too: the subparsers and the plugins' parsers are made with this class."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # argparse exits 2 too; keep its usage text
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
@@ -72,9 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", help="prepared data folder (default: $VLBENCH_DATA or ~/.cache/vlbench)")
     p.add_argument("--json", action="store_true")
 
-    for name, helptext in (("validate", "check a submission; list every problem"), ("score", "validate and score a submission")):
+    for name, helptext in (("validate", "check a submission; list every problem"),
+                           ("score", "validate and score submissions (several: one summary table)")):
         p = sub.add_parser(name, help=helptext)
-        p.add_argument("submission", help="submission file (.json or .json.gz)")
+        if name == "score":
+            p.add_argument("submission", nargs="+", help="submission file(s) (.json or .json.gz)")
+        else:
+            p.add_argument("submission", help="submission file (.json or .json.gz)")
         p.add_argument("--benchmark", help="benchmark id, for a bare predictions file without the envelope")
         p.add_argument("--references", help="captions: score against this COCO captions annotation file")
         p.add_argument("--subset", action="store_true",
@@ -90,7 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="refuse what is otherwise scored with a warning (e.g. a grounding "
                        "submission that leaves phrases out)")
         if name == "score":
-            p.add_argument("--out", help="write the result record here (atomically)")
+            p.add_argument("--out", help="write the result record here (atomically); one submission")
+            p.add_argument("--out-dir", help="several submissions: write each result record into this folder, "
+                           "as <benchmark>-<file name>")
+            p.add_argument("--verbose", action="store_true",
+                           help="several submissions: print each one's full table, not only the summary")
             p.add_argument("--bootstrap", type=BOOTSTRAP, default=1000,
                            help=f"bootstrap resamples for 95%% CIs (0: none; at most {MAX_RESAMPLES:,})")
             p.add_argument("--seed", type=SEED, default=0, help="bootstrap seed (a whole number >= 0)")
@@ -264,32 +279,104 @@ def _check_out(out: str | None, submission: str) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    if len(args.submission) > 1 or args.out_dir:
+        return _score_many(args)
+    if args.verbose:
+        raise UsageError("--verbose is for several submissions (one submission always prints its full table)")
     from vlbench.scoring import score_file, write_evaluation
 
-    _check_out(args.out, args.submission)
-    evaluation = score_file(
-        args.submission, bootstrap=args.bootstrap, seed=args.seed, **_submission_options(args)
-    )
+    submission = args.submission[0]
+    _check_out(args.out, submission)
+    evaluation = score_file(submission, bootstrap=args.bootstrap, seed=args.seed, **_submission_options(args))
     result = evaluation.result
     if args.out:
         write_evaluation(evaluation, args.out)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return EXIT_OK
-    b = evaluation.submission.benchmark
-    print(f"{b.id} v{b.version} ({b.task}) - {result.meta.get('method', '')}")
-    print(_score_table(result, b))
-    for warning in result.extra.get("warnings", []):
-        print(f"warning: {warning}", file=sys.stderr)
-    for metric, reason in result.extra.get("unavailable", {}).items():
-        print(f"note: {metric} unavailable: {reason}", file=sys.stderr)
-    for note in result.extra.get("notes", []):
-        print(f"note: {note}")
-    print(f"\n* main score. {describe_counts(result.n)}. submission sha256 {result.submission_sha256[:12]}, "
-          f"ground truth sha256 {result.ground_truth_sha256[:12]}, {result.elapsed_s:.2f} s")
+    _print_result(evaluation)
+    _print_notes([result])
     if args.out:
         print(f"result written to {args.out}")
     return EXIT_OK
+
+
+def _print_result(evaluation: Any) -> None:
+    result, b = evaluation.result, evaluation.submission.benchmark
+    print(f"{b.id} v{b.version} ({b.task}) - {result.meta.get('method', '')}")
+    print(_score_table(result, b))
+    print(f"\n* main score. {describe_counts(result.n)}. submission sha256 {result.submission_sha256[:12]}, "
+          f"ground truth sha256 {result.ground_truth_sha256[:12]}, {result.elapsed_s:.2f} s")
+
+
+def _print_notes(results: list[ResultRecord], prefixes: list[str] | None = None) -> None:
+    """Warnings for each result; notes and unavailable metrics once per run, however many files
+    say the same (every caption file would repeat SPICE's)."""
+    for i, result in enumerate(results):
+        where = f"{prefixes[i]}: " if prefixes else ""
+        for warning in result.extra.get("warnings", []):
+            print(f"warning: {where}{warning}", file=sys.stderr)
+    unavailable = dict.fromkeys((m, r) for res in results for m, r in res.extra.get("unavailable", {}).items())
+    for metric, reason in unavailable:
+        print(f"note: {metric} unavailable: {reason}", file=sys.stderr)
+    for note in dict.fromkeys(n for res in results for n in res.extra.get("notes", [])):
+        print(f"note: {note}")
+
+
+def _score_many(args: argparse.Namespace) -> int:
+    """Several submissions: one summary table (each file's table with --verbose); the result
+    records go to --out-dir, all written after every file was scored."""
+    from vlbench.scoring import score_file, write_evaluation
+
+    if args.out:
+        raise UsageError("--out names one result file; with several submissions, give a folder with --out-dir")
+    targets: list[Path] = []
+    if args.out_dir:
+        folder = Path(args.out_dir)
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(f"--out-dir {args.out_dir} is a file; name a folder")
+        for name in args.submission:
+            given = Path(name)
+            stem = given.name.removesuffix(".gz").removesuffix(".json")
+            target = folder / f"{given.parent.name}-{stem}.json" if given.parent.name else folder / f"{stem}.json"
+            if target in targets:
+                raise UsageError(f"two submissions would write {target}; score them in separate runs")
+            targets.append(target)
+            _check_out(str(target), name)
+    done, invalid, scored_targets = [], 0, []
+    for i, name in enumerate(args.submission):
+        try:
+            evaluation = score_file(name, bootstrap=args.bootstrap, seed=args.seed, **_submission_options(args))
+        except InvalidSubmission as exc:
+            _print_issues(exc, False)
+            invalid += 1
+            continue
+        done.append((name, evaluation))
+        scored_targets += targets[i:i + 1]
+        if args.verbose and not args.json:
+            print(f"\n== {name}")
+            _print_result(evaluation)
+    for (_, evaluation), target in zip(done, scored_targets, strict=False):
+        write_evaluation(evaluation, target)
+    if args.json:
+        print(json.dumps([e.result.to_dict() for _, e in done], indent=2))
+        return EXIT_INVALID if invalid else EXIT_OK
+    rows = []
+    for name, evaluation in done:
+        r, b = evaluation.result, evaluation.submission.benchmark
+        metric = _metric_for(b, r.main_score)
+        ci = r.ci95.get(r.main_score)
+        unit = "%" if metric.display == "percent" else ""
+        method = str(r.meta.get("method", ""))
+        rows.append([name, b.id, method if len(method) <= 36 else method[:35] + "…", r.main_score,
+                     metric.format(r.scores.get(r.main_score)) + unit,
+                     f"[{metric.format(ci[0])}, {metric.format(ci[1])}]" if ci else ""])
+    print()
+    print(simple_table(rows, ["submission", "benchmark", "method", "main score", "value", "95% CI"]))
+    _print_notes([e.result for _, e in done], [n for n, _ in done])
+    written = f"; result records in {args.out_dir}" if args.out_dir else ""
+    print(f"\n{len(done)} scored, {invalid} invalid{written}" + ("" if args.verbose else "; every metric: --verbose"))
+    return EXIT_INVALID if invalid else EXIT_OK
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -126,6 +126,28 @@ def _position_of_duplicate(text: str, key: str) -> str:
     return f" (second occurrence at line {line}, column {col})"
 
 
+def syntax_problem(text: str, exc: json.JSONDecodeError) -> tuple[str, str]:
+    """(message, hint) for a JSON syntax error, in the user's terms: an empty file, a file that is
+    not JSON at all (CSV, text), one that stops in the middle (truncated), or the parser's words."""
+    body = text.strip()
+    if not body:
+        what = "empty" if not text else "only whitespace"
+        return (f"the file is {what}: there is no JSON document in it",
+                "an empty file usually means the program that wrote it failed; write the submission again")
+    if body[0] not in '{["-0123456789tfn':
+        first = body.splitlines()[0]
+        looks = ("CSV" if ("," in first or "\t" in first or ";" in first) and not first.startswith(("<", "#"))
+                 else "HTML or XML" if first.startswith("<") else "text")
+        return (f"the file is not JSON (it looks like {looks}; it starts with {shorten(first, 40)})",
+                "a submission is one JSON document (README: Submission format); convert the file to JSON")
+    if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
+        return (f"the file ends in the middle of the JSON document (line {exc.lineno}, column {exc.colno}, "
+                f"after {len(text.encode('utf-8', 'surrogatepass')):,} bytes): it looks truncated",
+                "check that the program that wrote it finished, and copy or download it again")
+    return (f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+            "check the file with a JSON linter (python -m json.tool FILE)")
+
+
 def loads_strict(text: str | bytes, issues: IssueList | None = None) -> Any:
     """Parse JSON, rejecting duplicate keys and non-finite literals.
 
@@ -179,12 +201,7 @@ def loads_strict(text: str | bytes, issues: IssueList | None = None) -> Any:
                 "write finite numbers only; NaN and Infinity are not allowed",
             )
         except json.JSONDecodeError as exc:
-            issues.add(
-                "json_syntax",
-                "",
-                f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
-                "check the file with a JSON linter (python -m json.tool FILE)",
-            )
+            issues.add("json_syntax", "", *syntax_problem(text, exc))
         except ValueError as exc:
             # e.g. an integer literal longer than Python's int-conversion limit (4300 digits).
             issues.add(

@@ -132,10 +132,24 @@ def from_compact(data: Mapping[str, Any], where: str = "references") -> Referenc
     return References(ids, caps, data.get("source_format", "compact"))
 
 
+def _refuse_other_coco(data: Mapping[str, Any], where: str) -> None:
+    """A COCO annotation file of another kind (instances, keypoints, panoptic) given as references."""
+    annotations = data["annotations"]
+    first = next((a for a in annotations if isinstance(a, dict)), None)
+    if first is None or "caption" in first:
+        return
+    kind = ("an instances (object detection) file" if "bbox" in first or "category_id" in first
+            else "a COCO annotation file of another kind")
+    fields = ", ".join(sorted(str(k) for k in first)[:6])
+    raise UsageError(f"{where} is {kind}, not a captions file: its annotations have no \"caption\" (they have "
+                     f"{fields}); give the captions file of the same split, e.g. captions_val2014.json")
+
+
 def detect_and_load(data: Any, where: str) -> References:
     if isinstance(data, dict) and COMPACT_KEY in data:
         return from_compact(data, where)
     if isinstance(data, dict) and isinstance(data.get("annotations"), list):
+        _refuse_other_coco(data, where)
         return from_coco_captions(data, where)
     if isinstance(data, dict) and isinstance(data.get("images"), list) and all(
         isinstance(i, dict) and "sentences" in i for i in data["images"][:10]

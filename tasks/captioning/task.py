@@ -138,6 +138,8 @@ class CaptioningTask(TaskType):
         where: list[int | None] = [None] * n
         captions: list[str] = [""] * n
         empty: list[str] = []
+        if _none_match(predictions, index, benchmark, issues):
+            return None
         for j, p in enumerate(predictions):
             if not isinstance(p, dict):
                 continue
@@ -263,6 +265,28 @@ class CaptioningTask(TaskType):
         f = benchmark.files[0]
         rel = f.path[len("data/"):] if f.location == PACKAGE and f.path.startswith("data/") else f.path
         return [write_compact(refs, Path(data_dir) / benchmark.id / rel, source=origin, source_check=deviation)]
+
+
+def _none_match(predictions: list, index: Mapping[Any, int], benchmark: Benchmark, issues: IssueList) -> bool:
+    """Not one image id of the submission is in the references (another split or dataset): one
+    problem that says so, instead of one per caption and a list of every image left out."""
+    ids = [p.get("image_id") for p in predictions if isinstance(p, dict)]
+    ids = [i for i in ids if isinstance(i, (int, str, float)) and not isinstance(i, bool)]
+    if not ids or any(i in index for i in ids):
+        return False
+    examples = ", ".join(repr(i) for i in list(index)[:3])
+    theirs = ", ".join(f"{i!r:.40}" for i in ids[:3])
+    where = (f"the references file {benchmark.files[0].path}" if benchmark.id.startswith("references-")
+             else f"the {len(index):,} images of {benchmark.id}")
+    issues.add(
+        "no_matching_images",
+        "/predictions",
+        f"none of the {len(set(map(repr, ids))):,} image ids of the submission (e.g. {theirs}) are in {where} "
+        f"({len(index):,} images, e.g. {examples}): they are of another split or dataset",
+        "score against the references of the split the captions were made for "
+        "(e.g. captions_val2014.json for COCO val2014 images)",
+    )
+    return True
 
 
 def score_captions(captions: list[str], refs: References, warnings: list[str] | None = None,

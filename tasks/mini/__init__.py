@@ -40,7 +40,10 @@ def add_cli(commands: Any, groups: dict[str, Any]) -> None:
 
 
 def _data_mini(args: argparse.Namespace) -> int:
-    written = write_mini_benchmark(Path(args.out))
+    from vlbench.progress import stage
+
+    with stage(f"writing the mini benchmark to {args.out}"):
+        written = write_mini_benchmark(Path(args.out))
     print(f"wrote the mini benchmark to {args.out} ({len(written)} files)")
     return 0
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from vlbench.progress import progress
+from vlbench.progress import progress, stage
 from vlbench.tasks.mini.captions import Caption, make_captions
 from vlbench.tasks.mini.formats import (
     coco_captions,
@@ -164,7 +164,8 @@ def write_mini_benchmark(
     scenes = list(iter_scenes(config))
     caps: list[list[tuple[int, Caption]]] = []
     sentid = 1
-    for scene in scenes:
+    # every step that takes seconds shows progress on a terminal (about 30 s in all on one core)
+    for scene in progress(scenes, desc="mini world captions", unit="img"):
         row = []
         for cap in scene_captions(config, scene):
             row.append((sentid, cap))
@@ -200,7 +201,7 @@ def write_mini_benchmark(
             )
         )
     ent = out / "flickr30k_entities"
-    for scene, row in zip(scenes, caps, strict=True):
+    for scene, row in progress(list(zip(scenes, caps, strict=True)), desc="Flickr30k Entities files", unit="img"):
         lines = [c for _, c in row]
         written.append(
             _write_text(ent / "Sentences" / f"{scene.image_id}.txt", entities_sentences(lines))
@@ -211,12 +212,13 @@ def write_mini_benchmark(
             )
         )
 
-    queries = choose_queries(list(iter_pool(config)))
+    with stage("choosing the decorrelated queries"):
+        queries = choose_queries(list(iter_pool(config)))
     written.append(
         _write_json(out / "decorrelated" / "queries.json", manifest(queries, PARTNER_PAIRS))
     )
     if images:
-        for q in queries:
+        for q in progress(queries, desc="decorrelated query images", unit="img"):
             rgb = render(
                 q.scene.background,
                 q.scene.objects,
@@ -225,7 +227,8 @@ def write_mini_benchmark(
                 skip=q.skip_indices(),
             )[0]
             written.append(_write_png(out / "decorrelated" / "images" / q.file_name, rgb))
-    _prune(out, written, images)
+    with stage("removing files of an earlier world"):
+        _prune(out, written, images)
     return written
 
 

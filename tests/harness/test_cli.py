@@ -113,3 +113,63 @@ def test_data_prepare_cli(capsys, tmp_path: Path) -> None:
     assert not (tmp_path / "d" / "flickr30k-1k" / "ground_truth.json").exists()
     code, out, err = run(capsys, *args, "--force")
     assert code == 0 and (tmp_path / "d" / "flickr30k-1k" / "ground_truth.json").exists() and "warning: --force" in err
+
+
+def _parsers(parser) -> list:
+    """The parser and every subcommand's parser, the plugins' included."""
+    import argparse
+
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += _parsers(sub)
+    return found
+
+
+def test_options_take_their_exact_names_only(capsys, tmp_path: Path) -> None:
+    from vlbench.cli import build_parser
+
+    parsers = _parsers(build_parser())
+    assert len(parsers) > 10 and all(p.allow_abbrev is False for p in parsers)
+    for argv, says in ((["score", "submissions/mini-retrieval/random.json", "--boot", "10"],
+                        "unrecognized arguments: --boot"),
+                       (["leaderboard", "build", "--sub", "x", "--out", str(tmp_path / "lb")],
+                        "unrecognized arguments: --sub"),
+                       (["baseline", "run", "clip-zeroshot", "--bench", "mini-retrieval", "--out", "x"],
+                        "the following arguments are required: --benchmark")):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        out, err = capsys.readouterr()
+        assert info.value.code == 2 and says in err and out == ""
+    assert not (tmp_path / "lb").exists()
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_several_submissions_one_summary_and_each_note_once(capsys, tmp_path: Path) -> None:
+    files = [str(REPO / "submissions" / "mini-retrieval" / "random.json"),
+             str(REPO / "submissions" / "mini-decorrelated" / "random.json")]
+    bad = tmp_path / "bad.json"
+    bad.write_text("", encoding="utf-8")
+    code, out, err = run(capsys, "score", *files, str(bad), "--bootstrap", "20", "--out-dir", str(tmp_path / "res"))
+    assert code == 1  # one invalid file: listed, the others scored and written
+    assert "the file is empty" in err
+    lines = out.strip().splitlines()
+    assert lines[0].split() == ["submission", "benchmark", "method", "main", "score", "value", "95%", "CI"]
+    assert len([line for line in lines if "random (chance floor)" in line]) == 2
+    assert "2 scored, 1 invalid" in lines[-1] and "--verbose" in lines[-1]
+    assert "i2t_R@5" not in out  # the full tables only with --verbose
+    written = sorted(p.name for p in (tmp_path / "res").iterdir())
+    assert [n for n in written if not n.endswith(".per_item.json")] == [
+        "mini-decorrelated-random.json", "mini-retrieval-random.json"] and len(written) == 4
+    code, out, _ = run(capsys, "score", *files, "--bootstrap", "0", "--verbose")
+    assert code == 0 and "i2t_R@5" in out and out.count("== ") == 2
+    # a note every file repeats is printed once per run
+    captions = [str(REPO / "submissions" / "mini-captions" / n) for n in ("random.json", "caption-nn.json")]
+    code, out, err = run(capsys, "score", *captions, "--bootstrap", "0")
+    assert code == 0 and out.count('reports as "CIDEr"') == 1
+    assert all(err.count(line) == 1 for line in err.splitlines() if line.startswith("note:"))
+    code, _, err = run(capsys, "score", *files, "--out", str(tmp_path / "x.json"))
+    assert code == 2 and "--out-dir" in err and not (tmp_path / "x.json").exists()
