@@ -64,7 +64,8 @@ class MethodGroup:
 
 
 def method_groups(board: Board) -> list[MethodGroup]:
-    """The board's entries as methods, in board order (a group where its first seed is)."""
+    """The board's entries as methods, in board order (a group where its best seed is; its seeds
+    in seed order)."""
     keyed: dict[tuple[str, str], list[Entry]] = {}
     order: list[tuple[str, str] | int] = []
     for i, e in enumerate(board.entries):
@@ -86,5 +87,6 @@ def method_groups(board: Board) -> list[MethodGroup]:
             e = keyed[item][0]
             out.append(MethodGroup(str(e.result.meta.get("method", "?")), [e]))
         else:
-            out.append(MethodGroup(split_seed(keyed[item][0].result.meta.get("method"))[0], keyed[item]))
+            seeds = sorted(keyed[item], key=lambda e: split_seed(e.result.meta.get("method"))[1] or 0)
+            out.append(MethodGroup(split_seed(seeds[0].result.meta.get("method"))[0], seeds))
     return out

@@ -42,7 +42,7 @@ def _entry(path: str, method: str, score: float, team: str = "t", rank: int = 1)
 
 def test_seeds_of_one_method_are_one_group() -> None:
     board = Board(registry().benchmark("mini-retrieval"), [
-        _entry("a0", "A (seed 0)", 0.30, rank=1), _entry("b", "B", 0.25, rank=1), _entry("a1", "A (seed 1)", 0.20, rank=3),
+        _entry("a1", "A (seed 1)", 0.30, rank=1), _entry("b", "B", 0.25, rank=1), _entry("a0", "A (seed 0)", 0.20, rank=3),
         _entry("c0", "C (seed 0)", 0.1, rank=4),  # one seed alone: a plain row
         _entry("a2", "a  (seed 2)", 0.10, team="other", rank=4),  # another team: not the same method
     ])
