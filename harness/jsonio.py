@@ -133,13 +133,13 @@ def syntax_problem(text: str, exc: json.JSONDecodeError) -> tuple[str, str]:
     if not body:
         what = "empty" if not text else "only whitespace"
         return (f"the file is {what}: there is no JSON document in it",
-                "an empty file usually means the program that wrote it failed; write the submission again")
+                "an empty file usually means the program that wrote it failed; write the file again")
     if body[0] not in '{["-0123456789tfn':
         first = body.splitlines()[0]
         looks = ("CSV" if ("," in first or "\t" in first or ";" in first) and not first.startswith(("<", "#"))
                  else "HTML or XML" if first.startswith("<") else "text")
         return (f"the file is not JSON (it looks like {looks}; it starts with {shorten(first, 40)})",
-                "a submission is one JSON document (README: Submission format); convert the file to JSON")
+                "vlbench reads JSON documents (a submission's layout: README, Submission format); convert the file to JSON")
     if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
         return (f"the file ends in the middle of the JSON document (line {exc.lineno}, column {exc.colno}, "
                 f"after {len(text.encode('utf-8', 'surrogatepass')):,} bytes): it looks truncated",

@@ -55,6 +55,11 @@ def _read_json(path: Path) -> Any:
         return json.loads(raw)
     except FileNotFoundError:
         raise UsageError(f"references file not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        from vlbench.jsonio import syntax_problem
+
+        message, hint = syntax_problem(exc.doc, exc)
+        raise UsageError(f"references {path}: {message}; {hint}") from None
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read references {path}: {exc}") from None
 

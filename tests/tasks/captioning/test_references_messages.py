@@ -56,3 +56,14 @@ def test_references_of_another_split_are_one_problem(bare: Path, tmp_path: Path,
     path.write_text(json.dumps(other), encoding="utf-8")
     assert main(["score", str(bare), "--references", str(path), "--bootstrap", "0"]) == 1
     assert "unknown_image" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("content", "says"), [(b"", "the file is empty"), (b"image_id,caption\n", "looks like CSV"),
+                                              (b'{"annotations": [{"caption": "a d', "it looks truncated")])
+def test_a_references_file_that_is_not_json(bare: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            content: bytes, says: str) -> None:
+    path = tmp_path / "refs.json"
+    path.write_bytes(content)
+    assert main(["score", str(bare), "--references", str(path), "--bootstrap", "0"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Expecting value" not in err and len(err.strip().splitlines()) == 1
