@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.item_table import ItemTable
 from vlbench.jsonio import atomic_write_json
-from vlbench.registry import ItemTable, registry
+from vlbench.registry import registry
 from vlbench.scoring import score_file
 from vlbench.stats import bootstrap_ci, paired_bootstrap
 
@@ -119,7 +120,7 @@ class _Named:
 
 def _chance_floor(data_dir: Path | None, bootstrap: int) -> dict[str, dict[str, Any]]:
     """The task's own random submission (seed 0), the chance floor, scored the same way."""
-    from vlbench.registry import locate_ground_truth
+    from vlbench.ground_truth import locate_ground_truth
 
     out = {}
     with tempfile.TemporaryDirectory() as tmp:

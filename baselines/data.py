@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlbench.benchmark import Benchmark
 from vlbench.errors import UsageError
+from vlbench.ground_truth import default_data_dir, locate_ground_truth
 from vlbench.jsonio import current_umask
-from vlbench.registry import Benchmark, default_data_dir, locate_ground_truth, registry
+from vlbench.registry import registry
 from vlbench.tasks.retrieval.karpathy import KarpathyImage, load_karpathy, parse_karpathy
 
 from .config import RecipeConfig

@@ -239,7 +239,7 @@ def run_experiment(
 ) -> Path:
     """Train, predict, score and report; returns the results folder. `report_only`: score the
     submissions already written and rewrite the report, without training."""
-    from vlbench.registry import default_data_dir
+    from vlbench.ground_truth import default_data_dir
 
     from .analysis import write_report
     from .data import mini_unbiased_train, mini_world

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vlbench.benchmark import Benchmark
 from vlbench.errors import UsageError
-from vlbench.registry import Benchmark
 
 from .config import RecipeConfig
 

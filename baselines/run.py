@@ -162,6 +162,6 @@ def run_recipe(
 
 
 def _default_data() -> Path:
-    from vlbench.registry import default_data_dir
+    from vlbench.ground_truth import default_data_dir
 
     return default_data_dir()

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
+from vlbench.benchmark import Benchmark, DataFile
 from vlbench.errors import IssueList
-from vlbench.registry import Benchmark, DataFile, GroundTruthFiles
+from vlbench.ground_truth import GroundTruthFiles
 from vlbench.stats import bootstrap_ci
 from vlbench.tasks.decorrelated import TASK
 from vlbench.tasks.decorrelated.benchmarks import METRICS

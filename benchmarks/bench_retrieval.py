@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from vlbench.registry import locate_ground_truth, registry
+from vlbench.ground_truth import locate_ground_truth
+from vlbench.registry import registry
 from vlbench.scoring import score_file
 
 

@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 from bench_retrieval import synthetic_karpathy
 
-from vlbench.registry import locate_ground_truth, registry
+from vlbench.ground_truth import locate_ground_truth
+from vlbench.registry import registry
 
 TOP_K = 100
 

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vlbench.benchmark import Benchmark
 from vlbench.errors import InvalidSubmission, Issue, IssueList, UsageError, plural, shorten
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED, LoadedJson, load_document
-from vlbench.registry import Benchmark, registry
+from vlbench.registry import registry
 from vlbench.results import ResultRecord
 
 # Bounds of the numeric options, shared with the command line: past them a run cannot be meant
@@ -92,8 +93,8 @@ def _options(
             raise UsageError(f"{name} must be a path, not {shorten(value, 40)}")
     override = None
     if references is not None:
-        task = registry().tasks.get("captioning")
-        if task is None or not hasattr(task, "references_benchmark"):
+        task = registry().references_task()
+        if task is None:
             raise UsageError("references needs the captioning task, which is not installed")
         override = task.references_benchmark(Path(references))
     return {

@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from vlbench import __version__
 from vlbench.api import MAX_ERRORS, MAX_FILE_BYTES, MAX_RESAMPLES, MAX_SEED
+from vlbench.benchmark import Benchmark, Metric
 from vlbench.errors import InvalidSubmission, UsageError, VlbenchError, clip
+from vlbench.ground_truth import data_status, default_data_dir
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
 from vlbench.progress import quiet_bars, stage
-from vlbench.registry import Benchmark, Metric, cli_plugins, data_status, default_data_dir, registry
+from vlbench.registry import cli_plugins, registry
 from vlbench.results import ResultRecord, load_items
+from vlbench.source_check import SourceDeviation
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -185,8 +190,8 @@ def _override(args: argparse.Namespace) -> Benchmark | None:
             raise UsageError("--subset needs --references FILE: a benchmark is scored on all its images "
                              "(for part of one, give its references file with --references)")
         return None
-    task = registry().tasks.get("captioning")
-    if task is None or not hasattr(task, "references_benchmark"):
+    task = registry().references_task()
+    if task is None:
         raise UsageError("--references needs the captioning task, which is not installed")
     return task.references_benchmark(Path(args.references), subset=getattr(args, "subset", False))
 
@@ -459,12 +464,29 @@ def cmd_import(args: argparse.Namespace) -> int:
     raise UsageError("vlbench import: name the task whose importer to use (vlbench import --help)")
 
 
+@contextlib.contextmanager
+def _source_deviations_shown() -> Iterator[None]:
+    """Print each `--force` deviation a `prepare` reports, as it is reported."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", SourceDeviation)
+        others = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], *rest: Any, **kwargs: Any) -> None:
+            if issubclass(category, SourceDeviation):
+                print(f"warning: {message}", file=sys.stderr)
+            else:
+                others(message, category, *rest, **kwargs)
+
+        warnings.showwarning = show
+        yield
+
+
 def cmd_data(args: argparse.Namespace) -> int:
     if args.data_command == "prepare":
         reg = registry()
         benchmark = reg.benchmark(args.benchmark)
         data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-        with stage(f"preparing {benchmark.id} from {args.source}"):
+        with stage(f"preparing {benchmark.id} from {args.source}"), _source_deviations_shown():
             written = reg.task_of(benchmark).prepare(benchmark, args.source, data_dir, force=args.force)
         for path in written:
             print(f"wrote {path}")

@@ -35,9 +35,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vlbench.benchmark import DATA_DIR, Benchmark
 from vlbench.errors import InvalidSubmission, UsageError, VlbenchError
+from vlbench.ground_truth import locate_ground_truth, resolve_file
 from vlbench.jsonio import atomic_write_json, read_trusted_json
-from vlbench.registry import DATA_DIR, Benchmark, locate_ground_truth, registry, resolve_file
+from vlbench.registry import registry
 from vlbench.scoring import score_file
 
 BUNDLE_FORMAT = 1

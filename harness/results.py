@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from vlbench.errors import UsageError, shorten
+from vlbench.item_table import ItemTable
 from vlbench.jsonio import DEFAULT_MAX_BYTES, atomic_write_json, read_regular_capped
-from vlbench.registry import ItemTable
 
 RESULT_FORMAT = 1
 

@@ -195,7 +195,7 @@ def schema_issues(
     """Validate `instance`; add one issue per schema violation, pointers prefixed with `prefix`.
 
     `only`: the paths where a task's fast structure check found something it could not prove
-    (`registry.Structure.suspects`): the value at each path and the key leading to it are all that
+    (`task_type.Structure.suspects`): the value at each path and the key leading to it are all that
     is validated, so the error path costs what the suspects cost, not what the document costs.
     The whole document is validated when `only` is empty or the schema cannot be split there.
     """

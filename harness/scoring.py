@@ -12,7 +12,10 @@ from pathlib import Path
 import numpy as np
 
 from vlbench import __version__
+from vlbench.benchmark import Benchmark
 from vlbench.errors import InvalidSubmission, IssueList, UsageError
+from vlbench.ground_truth import locate_ground_truth
+from vlbench.item_table import ItemTable
 from vlbench.jsonio import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_DECOMPRESSED,
@@ -23,10 +26,11 @@ from vlbench.jsonio import (
     gc_paused,
     load_submission_file,
 )
-from vlbench.registry import Benchmark, ItemTable, TaskScores, locate_ground_truth, registry
+from vlbench.registry import registry
 from vlbench.results import ResultRecord, items_document, per_item_path
 from vlbench.stats import bootstrap_ci
 from vlbench.submission import ValidatedSubmission, validate_document
+from vlbench.task_type import TaskScores
 
 
 @dataclass

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vlbench.registry import ItemTable
+from vlbench.item_table import ItemTable
 
 MeansToMetrics = Callable[[Mapping[str, Mapping[str, np.ndarray]]], dict[str, np.ndarray]]
 

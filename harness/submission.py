@@ -11,15 +11,18 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from vlbench.benchmark import Benchmark
 from vlbench.errors import InvalidSubmission, IssueList, UsageError, pointer, shorten
+from vlbench.ground_truth import locate_ground_truth
 from vlbench.jsonio import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_DECOMPRESSED,
     gc_paused,
     load_submission_file,
 )
-from vlbench.registry import Benchmark, Registry, TaskType, locate_ground_truth, registry
+from vlbench.registry import Registry, registry
 from vlbench.schema import ENVELOPE_SCHEMA, schema_issues
+from vlbench.task_type import TaskType
 
 
 @dataclass

@@ -47,7 +47,7 @@ def build_and_publish(
 
     `out` must be new, empty, or a folder an earlier build wrote (see `ownership`); a build that
     would drop boards or rows `out` shows is refused unless `allow_drop`."""
-    from vlbench.registry import default_data_dir
+    from vlbench.ground_truth import default_data_dir
 
     out = Path(out)
     protect = [("the submissions folder", submissions),

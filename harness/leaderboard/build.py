@@ -19,7 +19,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from vlbench.benchmark import Benchmark
 from vlbench.errors import InvalidSubmission, UsageError
+from vlbench.ground_truth import locate_ground_truth
+from vlbench.item_table import ItemTable
 from vlbench.jsonio import sha256_file
 from vlbench.leaderboard.cache import CachedScore, ScoreCache, cache_key, canonical
 from vlbench.leaderboard.sources import (
@@ -29,7 +32,7 @@ from vlbench.leaderboard.sources import (
     read_reference_list,
     read_reported,
 )
-from vlbench.registry import Benchmark, ItemTable, locate_ground_truth, registry
+from vlbench.registry import registry
 from vlbench.results import ResultRecord
 from vlbench.scoring import score_file
 from vlbench.stats import paired_bootstrap
@@ -206,7 +209,7 @@ def build(
     reg = registry()
     _refuse_benchmark_folder(root, reg.benchmarks)
     references: ReferenceList = read_reference_list(root)
-    reported = read_reported(root, set(reg.benchmarks))
+    reported = read_reported(root, reg.benchmarks)
     cache = ScoreCache(Path(cache_dir) if cache_dir is not None else None, enabled=not rebuild)
     boards: dict[tuple[str, str], Board] = {}
     skipped: list[tuple[str, str]] = []

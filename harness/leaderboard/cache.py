@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from vlbench import __version__
+from vlbench.benchmark import Benchmark
+from vlbench.item_table import ItemTable
 from vlbench.jsonio import atomic_write_bytes
-from vlbench.registry import Benchmark, ItemTable
 from vlbench.results import ResultRecord
 
 CACHE_FORMAT = 1

@@ -1,6 +1,7 @@
-"""The trade-off plot: ODmAP@1 (decorrelated benchmark) against i2t R@1 (its retrieval benchmark).
+"""The trade-off plot: a benchmark's metric against another benchmark's of the same images.
 
-One panel per pair of boards that has points, one point per method: a scored method is a point
+The pairs and their metrics are the benchmark records' `trade_off` (ODmAP@1 of a decorrelated
+benchmark against i2t R@1 of its retrieval benchmark). One panel per pair of boards that has points, one point per method: a scored method is a point
 when the same method (`meta.method` without its seed marker, case and spacing ignored) is on both
 boards, at the mean over its seeds, with bars from the lowest to the highest seed; so a recipe's
 decorrelated and plain retrieval submissions meet. Reported rows pair by model name within the
@@ -20,21 +21,14 @@ import numpy as np
 from vlbench.leaderboard.build import Board, BuildReport
 from vlbench.leaderboard.groups import family_key, method_groups
 
-# decorrelated benchmark -> the retrieval benchmark of the same images
-PAIRS = {
-    "coco-5k-decorrelated": "coco-5k",
-    "flickr30k-1k-decorrelated": "flickr30k-1k",
-    "mini-decorrelated": "mini-retrieval",
-}
-X_KEY, Y_KEY = "i2t_R@1", "ODmAP@1"
 LEGEND_WIDTH = 38  # characters per legend line; longer names wrap, never cut
 
 
 @dataclass(frozen=True)
 class Point:
     method: str
-    x: float  # i2t R@1, percent
-    y: float  # ODmAP@1, percent
+    x: float  # the trade-off's x metric (e.g. i2t R@1), percent
+    y: float  # its y metric (e.g. ODmAP@1), percent
     x_range: tuple[float, float] | None = None  # lowest and highest seed
     y_range: tuple[float, float] | None = None
     seeds: int = 1
@@ -62,17 +56,18 @@ def panels(report: BuildReport) -> list[tuple[str, list[Point], list[Point]]]:
     """(title, scored points, reported points), one point per method."""
     by_id = {b.benchmark.id: b for b in report.boards if not b.retired}
     out = []
-    for decorrelated, retrieval in PAIRS.items():
-        if decorrelated not in by_id or retrieval not in by_id:
+    for benchmark_id in sorted(by_id):
+        trade_off = by_id[benchmark_id].benchmark.trade_off
+        if trade_off is None or trade_off.against not in by_id:
             continue
-        y_board, x_board = by_id[decorrelated], by_id[retrieval]
-        xs, ys = _scored(x_board, X_KEY), _scored(y_board, Y_KEY)
+        y_board, x_board = by_id[benchmark_id], by_id[trade_off.against]
+        xs, ys = _scored(x_board, trade_off.x_key), _scored(y_board, trade_off.y_key)
         scored = [Point(ys[k][0], xs[k][1], ys[k][1], xs[k][2], ys[k][2], min(xs[k][3], ys[k][3]))
                   for k in sorted(set(xs) & set(ys))]
-        rx, ry = _reported(x_board, X_KEY), _reported(y_board, Y_KEY)
+        rx, ry = _reported(x_board, trade_off.x_key), _reported(y_board, trade_off.y_key)
         reported = [Point(ry[k][0], rx[k][1], ry[k][1]) for k in sorted(set(rx) & set(ry))]
         if scored or reported:
-            out.append((f"{decorrelated} vs {retrieval}", scored, reported))
+            out.append((f"{benchmark_id} vs {trade_off.against}", scored, reported))
     return out
 
 

@@ -17,9 +17,9 @@ import json
 from typing import Any
 
 from vlbench import __version__
+from vlbench.benchmark import Metric
 from vlbench.leaderboard.build import Board, BuildReport, Entry
 from vlbench.leaderboard.sources import REFERENCE_LIST, ReportedRow
-from vlbench.registry import Metric
 
 REFERENCE_MARK = "†"
 REPORTED_MARK = "‡"
@@ -59,7 +59,7 @@ def metric_of(board: Board, key: str) -> Metric:
 def unit_of(metric: Metric) -> str:
     if metric.display == "percent":
         return "fraction"
-    return "percent points" if metric.key == "RSUM" else "score"
+    return "percent points" if metric.sum_of else "score"
 
 
 def shown(board: Board, key: str, value: float | None) -> str:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vlbench.benchmark import Benchmark
 from vlbench.errors import UsageError
 
 REFERENCE_LIST = "REFERENCE_ENTRIES"
@@ -65,6 +67,8 @@ class ReportedRow:
     percent: dict[str, str] = field(default_factory=dict)
     source_authors: str = ""
     source_year: str = ""
+    # Metrics that are sums of others (`Metric.sum_of`), derived when a paper printed only the parts.
+    sums: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def citation(self) -> str:
@@ -83,9 +87,10 @@ class ReportedRow:
         return ", ".join(x for x in (f"{who} {self.source_year}".strip(), where) if x)
 
     def value(self, key: str) -> float | None:
-        """The value in the result records' unit (fractions for recalls; RSUM in percent points)."""
-        if key == "RSUM" and key not in self.percent:
-            parts = [self.percent.get(f"{d}_R@{k}") for d in ("i2t", "t2i") for k in (1, 5, 10)]
+        """The value in the result records' unit (fractions for recalls; sums such as RSUM in
+        percent points)."""
+        if key in self.sums and key not in self.percent:
+            parts = [self.percent.get(part) for part in self.sums[key]]
             if any(p is None for p in parts):
                 return None
             # exact: sum the printed tenths as integers, so 0.1 steps do not drift
@@ -94,7 +99,7 @@ class ReportedRow:
         return None if text is None else round(float(text) / 100.0, 6)
 
     def display(self, key: str) -> str | None:
-        if key == "RSUM" and key not in self.percent:
+        if key in self.sums and key not in self.percent:
             value = self.value(key)
             return None if value is None else f"{value:.1f}"
         return self.percent.get(key)
@@ -108,7 +113,7 @@ def _year(source: dict) -> str:
     return found.group(0) if found else ""
 
 
-def read_reported(submissions: Path, known_benchmarks: set[str]) -> list[ReportedRow]:
+def read_reported(submissions: Path, benchmarks: Mapping[str, Benchmark]) -> list[ReportedRow]:
     folder = submissions / REPORTED_FOLDER
     rows: list[ReportedRow] = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
@@ -117,14 +122,16 @@ def read_reported(submissions: Path, known_benchmarks: set[str]) -> list[Reporte
             doc = json.loads(path.read_text(encoding="utf-8"))
             source = doc["source"]
             for i, row in enumerate(doc["rows"]):
-                if row["benchmark"] not in known_benchmarks:
+                benchmark = benchmarks.get(row["benchmark"])
+                if benchmark is None:
                     raise ValueError(f"rows/{i}: unknown benchmark {row['benchmark']!r}")
                 percent = {str(k): str(v) for k, v in row["scores_percent"].items()}
                 for v in percent.values():
                     float(v)  # a number as printed, else ValueError
                 rows.append(ReportedRow(row["benchmark"], str(row["method"]), str(row["provenance"]),
                                         str(source["title"]), str(source.get("url", "")), relative, percent,
-                                        str(source.get("authors", "")), _year(source)))
+                                        str(source.get("authors", "")), _year(source),
+                                        {m.key: m.sum_of for m in benchmark.metrics if m.sum_of}))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"reported rows file {path} is malformed: {exc}") from None
     return rows

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from vlbench.benchmark import Benchmark
 from vlbench.errors import UsageError
-from vlbench.registry import Benchmark, SourceMismatch, check_source
+from vlbench.source_check import SourceMismatch, check_source
 from vlbench.tasks.captioning.loaders import (
     References,
     _read_json,

@@ -12,17 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.benchmark import DATA_DIR, PACKAGE, Benchmark, DataFile
 from vlbench.errors import IssueList, UsageError, pointer
-from vlbench.registry import (
-    DATA_DIR,
-    PACKAGE,
-    Benchmark,
-    DataFile,
-    GroundTruthFiles,
-    ItemTable,
-    TaskScores,
-    TaskType,
-)
+from vlbench.ground_truth import GroundTruthFiles
+from vlbench.item_table import ItemTable
+from vlbench.task_type import TaskScores, TaskType
 from vlbench.tasks.captioning import metrics as M
 from vlbench.tasks.captioning.loaders import (
     References,
@@ -81,6 +75,7 @@ class CaptioningTask(TaskType):
     name = "captioning"
     prediction_schema = "predictions.schema.json"
     accepts_bare = True
+    reads_references = True
 
     # ------------------------------------------------------------------ ground truth
     def load_ground_truth(self, benchmark: Benchmark, files: GroundTruthFiles) -> References:

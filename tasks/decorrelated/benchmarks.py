@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vlbench.registry import Benchmark, DataFile, Metric
+from vlbench.benchmark import Benchmark, DataFile, Metric, TradeOff
 from vlbench.tasks.mini.files import mini_file
 
 METRICS = tuple(
@@ -47,6 +47,7 @@ BENCHMARKS = (
         homepage="https://arxiv.org/abs/2304.03391",
         source_hint="a folder with annotations/instances_{train2014,val2014}.json, dataset_coco.json and the images",
         options={"source_kind": "coco"},
+        trade_off=TradeOff("coco-5k", x_key="i2t_R@1", y_key="ODmAP@1"),
     ),
     Benchmark(
         id="flickr30k-1k-decorrelated",
@@ -64,6 +65,7 @@ BENCHMARKS = (
         homepage="https://arxiv.org/abs/2304.03391",
         source_hint="a folder with dataset_flickr30k.json and flickr30k_entities/{Sentences,Annotations}",
         options={"source_kind": "flickr30k"},
+        trade_off=TradeOff("flickr30k-1k", x_key="i2t_R@1", y_key="ODmAP@1"),
     ),
     Benchmark(
         id="mini-decorrelated",
@@ -83,5 +85,6 @@ BENCHMARKS = (
         license="CC0 (procedurally generated)",
         package_data="vlbench.tasks.mini",
         options={"source_kind": "mini"},
+        trade_off=TradeOff("mini-retrieval", x_key="i2t_R@1", y_key="ODmAP@1"),
     ),
 )

@@ -20,7 +20,7 @@ from typing import Any
 from tqdm import tqdm
 
 from vlbench.errors import UsageError
-from vlbench.registry import check_source
+from vlbench.source_check import check_source
 from vlbench.tasks.decorrelated.manifest import Gallery, Query, build_manifest
 from vlbench.tasks.decorrelated.mentions import FLICKR_CLASSES, MentionMatcher, coco_matcher, tokens
 from vlbench.tasks.decorrelated.removal import (

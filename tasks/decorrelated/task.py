@@ -9,15 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.benchmark import Benchmark
 from vlbench.errors import IssueList, UsageError
-from vlbench.registry import (
-    Benchmark,
-    GroundTruthFiles,
-    ItemTable,
-    TaskScores,
-    TaskType,
-    prepare_target,
-)
+from vlbench.ground_truth import GroundTruthFiles, prepare_target
+from vlbench.item_table import ItemTable
+from vlbench.task_type import TaskScores, TaskType
 from vlbench.tasks.decorrelated.manifest import GroundTruth, load_manifest, write_manifest
 from vlbench.tasks.decorrelated.metrics import KS, average_precision_at_k, relevance
 from vlbench.tasks.ranked_lists import ID_TYPES, RankedListSpec, parse_ranked_lists

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vlbench.registry import Benchmark, DataFile, Metric
+from vlbench.benchmark import Benchmark, DataFile, Metric
 from vlbench.tasks.grounding.loaders import TYPES
 from vlbench.tasks.grounding.task import GT_FILE, MEASURES, PROTOCOLS
 from vlbench.tasks.mini.files import mini_file

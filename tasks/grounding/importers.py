@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any, overload
 
 from vlbench.errors import InvalidSubmission, IssueList, UsageError, VlbenchError, pointer
+from vlbench.ground_truth import locate_ground_truth
 from vlbench.jsonio import load_submission_file
-from vlbench.registry import locate_ground_truth, registry
+from vlbench.registry import registry
 from vlbench.tasks.grounding.loaders import GroundTruth
 
 # GLIP's evaluator (maskrcnn_benchmark/data/datasets/evaluation/flickr/flickr_eval.py) is a copy of

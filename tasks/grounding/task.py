@@ -16,18 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.benchmark import Benchmark
 from vlbench.errors import Issue, IssueList, UsageError, pointer
-from vlbench.registry import (
-    Benchmark,
-    GroundTruthFiles,
-    ItemTable,
-    SourceMismatch,
-    Structure,
-    TaskScores,
-    TaskType,
-    check_source,
-    prepare_target,
-)
+from vlbench.ground_truth import GroundTruthFiles, prepare_target
+from vlbench.item_table import ItemTable
+from vlbench.source_check import SourceMismatch, check_source
+from vlbench.task_type import Structure, TaskScores, TaskType
 from vlbench.tasks.grounding.importers import FORMAT_NAMES, read_records, scores_not_sorted
 from vlbench.tasks.grounding.loaders import (
     TYPES,

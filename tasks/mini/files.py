@@ -6,7 +6,7 @@ own `prepare` on it. Benchmark records import `mini_file` so their sha256 is pin
 
 from __future__ import annotations
 
-from vlbench.registry import PACKAGE, DataFile
+from vlbench.benchmark import PACKAGE, DataFile
 
 SHA256: dict[str, str] = {
     "captions/references.json": "1b6e11aa9466b61abd33367113bc7ab884413f9e30fe80d330c7d5bd8a831e2c",

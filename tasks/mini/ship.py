@@ -39,7 +39,7 @@ own `prepare` on it. Benchmark records import `mini_file` so their sha256 is pin
 
 from __future__ import annotations
 
-from vlbench.registry import PACKAGE, DataFile
+from vlbench.benchmark import PACKAGE, DataFile
 
 SHA256: dict[str, str] = {{
 {entries}}}
@@ -142,7 +142,8 @@ def ship(seed: int = 0) -> int:
 
 def write_floors(bids: list[str]) -> int:
     """Write and validate `submissions/<id>/random.json` for each benchmark id."""
-    from vlbench.registry import locate_ground_truth, registry
+    from vlbench.ground_truth import locate_ground_truth
+    from vlbench.registry import registry
 
     reg = registry()
     failures = 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vlbench.registry import Benchmark, DataFile, Metric
+from vlbench.benchmark import Benchmark, DataFile, Metric
 from vlbench.tasks.mini.files import mini_file
 
 METRICS = (
@@ -11,7 +11,8 @@ METRICS = (
         for d, name in (("i2t", "image->text"), ("t2i", "text->image"))
         for k in (1, 5, 10)
     ),
-    Metric("RSUM", "sum of the six recalls, in percent points", display="float", decimals=1),
+    Metric("RSUM", "sum of the six recalls, in percent points", display="float", decimals=1,
+           sum_of=tuple(f"{d}_R@{k}" for d in ("i2t", "t2i") for k in (1, 5, 10))),
 )
 
 KARPATHY = (

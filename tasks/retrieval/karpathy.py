@@ -16,7 +16,7 @@ from typing import Any
 
 from vlbench.errors import UsageError
 from vlbench.jsonio import read_trusted_json, sha256_file
-from vlbench.registry import SourceMismatch
+from vlbench.source_check import SourceMismatch
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # Set on documents assembled from a hub dataset's rows (not a file): they carry no `dataset`

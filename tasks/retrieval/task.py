@@ -9,16 +9,12 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.benchmark import Benchmark
 from vlbench.errors import IssueList
-from vlbench.registry import (
-    Benchmark,
-    GroundTruthFiles,
-    ItemTable,
-    TaskScores,
-    TaskType,
-    check_source,
-    prepare_target,
-)
+from vlbench.ground_truth import GroundTruthFiles, prepare_target
+from vlbench.item_table import ItemTable
+from vlbench.source_check import check_source
+from vlbench.task_type import TaskScores, TaskType
 from vlbench.tasks.ranked_lists import ID_TYPES, RankedListSpec, dict_rows_of, parse_ranked_lists
 from vlbench.tasks.retrieval.ground_truth import (
     RetrievalGroundTruth,

@@ -18,7 +18,7 @@ from vlbench.baselines.analysis import mean_tables
 from vlbench.baselines.experiment import get_experiment, job_argv, plan_jobs
 from vlbench.cli import main
 from vlbench.errors import UsageError
-from vlbench.registry import ItemTable
+from vlbench.item_table import ItemTable
 from vlbench.scoring import score_file
 from vlbench.submission import validate_file
 

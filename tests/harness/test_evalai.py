@@ -62,7 +62,7 @@ def test_prepared_benchmark_travels_in_the_annotation_file(retrieval_data: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     b = registry().benchmark("coco-1k")
     task = registry().task_of(b)
-    from vlbench.registry import locate_ground_truth
+    from vlbench.ground_truth import locate_ground_truth
 
     gt = task.load_ground_truth(b, locate_ground_truth(b, retrieval_data))
     sub = tmp_path / "sub.json"

@@ -61,3 +61,11 @@ def test_the_scan_sees_imports() -> None:
     names = [name for _, name in _imports(ast.parse(source)) if _is_plugin(name)]
     assert {"vlbench.tasks.grounding", "vlbench.tasks.mini", "vlbench.baselines.cli", "tasks",
             "vlbench.baselines.run"} <= set(names)
+
+
+def test_the_statistics_need_only_the_item_tables() -> None:
+    """`stats.py` resamples item tables: it imports no record, task interface or discovery."""
+    tree = ast.parse((HARNESS / "stats.py").read_text(encoding="utf-8"))
+    engine = {name.split(".")[1] for _, name in _imports(tree)
+              if name.startswith("vlbench.") and name.count(".") == 1}
+    assert engine == {"item_table"}

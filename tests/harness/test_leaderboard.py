@@ -25,9 +25,10 @@ from tests.harness.leaderboard.conftest import (
 from vlbench import leaderboard
 from vlbench.cli import main
 from vlbench.errors import UsageError
+from vlbench.item_table import ItemTable
 from vlbench.leaderboard.build import Board, Entry, rank_board
 from vlbench.leaderboard.render import http_url
-from vlbench.registry import ItemTable, registry
+from vlbench.registry import registry
 from vlbench.results import ResultRecord
 
 publish_module = importlib.import_module("vlbench.leaderboard.publish")

@@ -120,7 +120,8 @@ MINI = ("mini-retrieval", "mini-decorrelated", "mini-grounding", "mini-captions"
 
 
 def _random_doc(benchmark_id: str):
-    from vlbench.registry import locate_ground_truth, registry
+    from vlbench.ground_truth import locate_ground_truth
+    from vlbench.registry import registry
 
     reg = registry()
     b = reg.benchmark(benchmark_id)

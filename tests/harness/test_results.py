@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vlbench.item_table import ItemTable
 from vlbench.jsonio import atomic_write_bytes
-from vlbench.registry import ItemTable
 from vlbench.results import ResultRecord, load_items, save_items
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vlbench.registry import ItemTable
+from vlbench.item_table import ItemTable
 from vlbench.stats import align_items, bootstrap_ci, paired_bootstrap
 
 

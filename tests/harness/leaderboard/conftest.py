@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from vlbench.registry import locate_ground_truth, registry
+from vlbench.ground_truth import locate_ground_truth
+from vlbench.registry import registry
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vlbench.item_table import ItemTable
 from vlbench.leaderboard.build import Board, Entry
 from vlbench.leaderboard.groups import family_key, method_groups, split_seed
 from vlbench.leaderboard.plot import panels
 from vlbench.leaderboard.sources import ReportedRow
-from vlbench.registry import ItemTable, registry
+from vlbench.registry import registry
 from vlbench.results import ResultRecord
 
 

@@ -199,7 +199,7 @@ def test_prepare_from_hub_ids(tmp_path, monkeypatch):
 
 
 def test_prepare_mini_and_random_floor(tmp_path):
-    from vlbench.registry import GroundTruthFiles
+    from vlbench.ground_truth import GroundTruthFiles
     from vlbench.tasks.mini import write_mini_benchmark
 
     world = tmp_path / "world"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vlbench.errors import IssueList, UsageError
-from vlbench.registry import GroundTruthFiles
+from vlbench.ground_truth import GroundTruthFiles
 from vlbench.schema import schema_issues
 from vlbench.tasks.decorrelated import BENCHMARKS, TASK
 from vlbench.tasks.decorrelated.manifest import SCHEMA_PATH, load_manifest

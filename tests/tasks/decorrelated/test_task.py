@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vlbench.benchmark import Benchmark, DataFile
 from vlbench.errors import InvalidSubmission, IssueList
-from vlbench.registry import Benchmark, DataFile, GroundTruthFiles
+from vlbench.ground_truth import GroundTruthFiles
 from vlbench.schema import schema_issues
 from vlbench.submission import validate_document
 from vlbench.tasks.decorrelated import BENCHMARKS, TASK

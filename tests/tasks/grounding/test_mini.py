@@ -7,7 +7,8 @@ import json
 import numpy as np
 
 from vlbench.errors import IssueList
-from vlbench.registry import locate_ground_truth, registry
+from vlbench.ground_truth import locate_ground_truth
+from vlbench.registry import registry
 from vlbench.scoring import score_file
 from vlbench.tasks.grounding import TASK
 from vlbench.tasks.grounding.task import metric_keys

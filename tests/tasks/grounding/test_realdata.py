@@ -14,7 +14,8 @@ import pytest
 
 from vlbench.cli import main as vlbench
 from vlbench.errors import InvalidSubmission
-from vlbench.registry import locate_ground_truth, registry
+from vlbench.ground_truth import locate_ground_truth
+from vlbench.registry import registry
 from vlbench.scoring import score_file
 from vlbench.tasks.grounding import TASK
 from vlbench.tasks.grounding.reference import MdetrStyleEvaluator

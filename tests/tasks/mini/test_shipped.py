@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from vlbench.registry import PACKAGE, registry
+from vlbench.benchmark import PACKAGE
+from vlbench.registry import registry
 from vlbench.submission import validate_file
 from vlbench.tasks.mini import write_mini_benchmark
 from vlbench.tasks.mini.files import SHA256

@@ -10,7 +10,8 @@ import pytest
 
 from vlbench.cli import main
 from vlbench.errors import UsageError
-from vlbench.registry import locate_ground_truth, registry
+from vlbench.ground_truth import locate_ground_truth
+from vlbench.registry import registry
 from vlbench.tasks.retrieval.karpathy import FROM_ROWS, OFFICIAL, check_karpathy
 
 REALDATA = Path(__file__).resolve().parents[4] / "shared" / "realdata"

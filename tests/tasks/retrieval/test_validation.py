@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from vlbench.errors import InvalidSubmission
-from vlbench.registry import locate_ground_truth, registry
+from vlbench.ground_truth import locate_ground_truth
+from vlbench.registry import registry
 from vlbench.submission import validate_file
 
 
