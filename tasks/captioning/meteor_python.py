@@ -23,8 +23,10 @@ the jar and the paraphrase table that pycocoevalcap installs. What the jar does,
   on both sides, is fixed before the search.
 * Beam search (beam 40) over reference positions: each partial alignment either takes one of the
   matches starting there (whose words are free) or skips the position. Partial alignments are
-  ordered by weighted matched words (each match adds `int(count + length * weight)` on each side:
-  the jar truncates to int, so one-word stem and synonym matches add nothing), then fewer chunks,
+  ordered by weighted matched words (each match adds `int(count + length * weight)` on each side,
+  with the search weights 1.0 exact, 0.5 stem, synonym and paraphrase, not the score's: the jar's
+  scorer resets them; it truncates to int, so a one-word stem or synonym match adds nothing to
+  an even count and one to an odd count), then fewer chunks,
   then smaller distance (sum of |reference start - hypothesis start|; the jar adds a taken match's
   distance to the parent partial, so later siblings inherit it), keeping the previous order on
   ties (a stable sort).
@@ -57,6 +59,10 @@ from vlbench.tasks.captioning.metrics import (
 
 BEAM_SIZE = 40  # MeteorConfiguration's default
 EXACT, STEM, SYNONYM, PARAPHRASE = range(4)
+# The weights the beam search counts matches with: MeteorScorer.loadConfiguration builds the
+# aligner with the task's weights (1.0 0.6 0.8 0.6), then overwrites them with 1.0 for exact and
+# 0.5 for every other module (updateModuleWeights); the score still uses the task's weights.
+SEARCH_WEIGHTS = (1.0, 0.5, 0.5, 0.5)
 
 # SynonymDictionary.morph: suffix i is replaced by _ADD[i] (WordNet's detachment rules)
 _SUFFIXES = ("s", "ses", "xes", "zes", "ches", "shes", "men", "ies", "s", "ies", "es", "es", "ed", "ed", "ing",
@@ -217,7 +223,7 @@ def _mask(start: int, length: int) -> int:
 
 def _add_match(p: _Partial, m: Match) -> None:
     start, length, mstart, mlength, module = m
-    w = METEOR_WEIGHTS[module]
+    w = SEARCH_WEIGHTS[module]
     p.w1 = int(p.w1 + mlength * w)  # the jar: (int) (matches1 + matchLength * weight)
     p.w2 = int(p.w2 + length * w)
     p.all1 += mlength
