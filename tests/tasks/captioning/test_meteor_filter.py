@@ -27,6 +27,13 @@ ALPHABET = list("aAbZz09 .,'`-\u2018\u2019\u201c\u201d\u2013\u2014\"!?;:()[]$%&/
 ]
 
 
+
+@pytest.fixture(autouse=True)
+def _jar_backend(monkeypatch):
+    """These tests are about the jar path's filtered table (the Python path has its own tests)."""
+    monkeypatch.setenv("VLBENCH_METEOR", "jar")
+
+
 def _strings(n_random: int = 1500, seed: int = 0) -> list[str]:
     rng = random.Random(seed)
     out = ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 25))) for _ in range(n_random)]
