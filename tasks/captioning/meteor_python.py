@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import gzip
 import math
+import multiprocessing
+import os
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -84,7 +86,7 @@ class MeteorResources:
     """The English data of the Meteor 1.5 jar, read from the jar itself."""
 
     function_words: frozenset[str]
-    synsets: dict[str, frozenset[int]]
+    synsets: dict[str, str]  # word -> its synset ids, as the file's text (parsed by `_synsets_of`)
     bases: dict[str, list[str]]
     nbp: dict[str, int]
     stemmer: object
@@ -96,6 +98,13 @@ class MeteorResources:
         if h is None:
             h = self._stem_memo[word] = java_hash(self.stemmer.stemWord(word))  # type: ignore[attr-defined]
         return h
+
+    def _synsets_of(self, word: str) -> frozenset[int]:
+        """getSynSets(word): the word's synset ids (empty when WordNet lacks the word)."""
+        text = self.synsets.get(word)
+        if text is None:
+            return frozenset()
+        return frozenset(int(x) for x in paraphrase.string_tokens(text))
 
     def _morph(self, word: str) -> str:
         suffix = "ful" if word.endswith("ful") else ""
@@ -112,13 +121,12 @@ class MeteorResources:
         """getSynSets(word) | getStemSynSets(word)."""
         out = self._syn_memo.get(word)
         if out is None:
-            empty: frozenset[int] = frozenset()
-            own = self.synsets.get(word, empty)
+            own = self._synsets_of(word)
             bases = self.bases.get(word)
             if bases is not None:
-                stem_sets: frozenset[int] = empty.union(*(self.synsets.get(b, empty) for b in bases))
+                stem_sets: frozenset[int] = frozenset().union(*(self._synsets_of(b) for b in bases))
             else:
-                stem_sets = self.synsets.get(self._morph(word), empty)
+                stem_sets = self._synsets_of(self._morph(word))
             out = self._syn_memo[word] = own | stem_sets
         return out
 
@@ -144,9 +152,8 @@ def load_resources(jar: str) -> MeteorResources:
     for k in range(0, len(exc) - 1, 2):
         for form in paraphrase.string_tokens(exc[k + 1]):
             bases.setdefault(form, []).append(exc[k])
-    synsets: dict[str, frozenset[int]] = {}
-    for k in range(0, len(syn) - 1, 2):
-        synsets[syn[k]] = frozenset(int(x) for x in paraphrase.string_tokens(syn[k + 1]))
+    # the synset ids stay text until a word needs them (most of WordNet's words never occur)
+    synsets = dict(zip(syn[0::2], syn[1::2], strict=False))
     return MeteorResources(function_words, synsets, bases, paraphrase.nonbreaking_prefixes(jar),
                            snowballstemmer.stemmer("english"))
 
@@ -244,24 +251,88 @@ class Aligner:
     def __init__(self, resources: MeteorResources, trie: ParaphraseTrie | None) -> None:
         self.res = resources
         self.trie = trie
-        self._hash: dict[str, int] = {}
+        self._info: dict[str, tuple[int, int, frozenset[int]]] = {}
+        self._hyp: Sequence[str] | None = None
+        self._hyp_side: tuple = ()
 
-    def _hashes(self, words: Sequence[str]) -> list[int]:
-        memo = self._hash
-        out = []
-        for w in words:
-            h = memo.get(w)
-            if h is None:
-                h = memo[w] = java_hash(w)
-            out.append(h)
-        return out
+    def _word_info(self, word: str) -> tuple[int, int, frozenset[int]]:
+        """(hash code, hash code of the stem, synonym sets) of a word, once per run."""
+        info = self._info.get(word)
+        if info is None:
+            res = self.res
+            info = self._info[word] = (java_hash(word), res.stem_hash(word), res.synonym_sets(word))
+        return info
+
+    def _hyp_indexes(self, w1: Sequence[str]) -> tuple:
+        """The hypothesis side's inverted indexes (kept while one hypothesis meets its references)."""
+        if w1 is self._hyp:
+            return self._hyp_side
+        info = [self._word_info(w) for w in w1]
+        h1 = [x[0] for x in info]
+        by_hash: dict[int, list[int]] = {}
+        by_stem: dict[int, list[int]] = {}
+        by_synset: dict[int, list[int]] = {}
+        for i, (h, sh, syn) in enumerate(info):
+            by_hash.setdefault(h, []).append(i)
+            by_stem.setdefault(sh, []).append(i)
+            for k in syn:
+                by_synset.setdefault(k, []).append(i)
+        self._hyp = w1
+        self._hyp_side = (h1, by_hash, by_stem, by_synset)
+        return self._hyp_side
 
     def matches(self, w1: Sequence[str], w2: Sequence[str]) -> tuple[list[list[Match]], list[int], list[int]]:
+        """The stage's match lists (indexed by reference position) and coverage counts, in the
+        jar's order: module by module; reference position outer, hypothesis position inner
+        (positions looked up through inverted indexes instead of the jar's double loops)."""
         n1, n2 = len(w1), len(w2)
-        h1, h2 = self._hashes(w1), self._hashes(w2)
+        h1, by_hash, by_stem, by_synset = self._hyp_indexes(w1)
+        info2 = [self._word_info(w) for w in w2]
+        h2 = [x[0] for x in info2]
         stage: list[list[Match]] = [[] for _ in range(n2)]
         cov1 = [0] * n1
         cov2 = [0] * n2
+        for j in range(n2):
+            for i in by_hash.get(h2[j], ()):
+                stage[j].append((j, 1, i, 1, EXACT))
+                cov1[i] += 1
+                cov2[j] += 1
+        if n1 == n2 and h1 == h2:
+            return stage, cov1, cov2
+        for j in range(n2):
+            hj = h2[j]
+            for i in by_stem.get(info2[j][1], ()):
+                if h1[i] != hj:
+                    stage[j].append((j, 1, i, 1, STEM))
+                    cov1[i] += 1
+                    cov2[j] += 1
+        if by_synset:
+            for j in range(n2):
+                syn = info2[j][2]
+                if not syn:
+                    continue
+                hits: set[int] = set()
+                for k in syn:
+                    found = by_synset.get(k)
+                    if found is not None:
+                        hits.update(found)
+                hj = h2[j]
+                for i in sorted(hits):
+                    if h1[i] != hj:
+                        stage[j].append((j, 1, i, 1, SYNONYM))
+                        cov1[i] += 1
+                        cov2[j] += 1
+        if self.trie is not None:
+            self._paraphrase_matches(w1, w2, stage, cov1, cov2)
+        return stage, cov1, cov2
+
+    def _paraphrase_matches(self, w1: Sequence[str], w2: Sequence[str], stage: list[list[Match]],
+                            cov1: list[int], cov2: list[int]) -> None:
+        trie = self.trie
+        assert trie is not None
+        root = trie.root
+        paras = trie.paraphrases
+        n1, n2 = len(w1), len(w2)
 
         def add(m: Match) -> None:
             stage[m[0]].append(m)
@@ -270,46 +341,25 @@ class Aligner:
             for k in range(m[1]):
                 cov2[m[0] + k] += 1
 
+        t1, t2 = tuple(w1), tuple(w2)
         for j in range(n2):
-            for i in range(n1):
-                if h1[i] == h2[j]:
-                    add((j, 1, i, 1, EXACT))
-        if n1 == n2 and h1 == h2:
-            return stage, cov1, cov2
-        res = self.res
-        s1 = [res.stem_hash(w) for w in w1]
-        s2 = [res.stem_hash(w) for w in w2]
-        for j in range(n2):
-            for i in range(n1):
-                if s1[i] == s2[j] and h1[i] != h2[j]:
-                    add((j, 1, i, 1, STEM))
-        syn1 = [res.synonym_sets(w) for w in w1]
-        syn2 = [res.synonym_sets(w) for w in w2]
-        for j in range(n2):
-            b = syn2[j]
-            if not b:
+            if w2[j] not in root:
                 continue
-            for i in range(n1):
-                if h1[i] != h2[j] and not b.isdisjoint(syn1[i]):
-                    add((j, 1, i, 1, SYNONYM))
-        trie = self.trie
-        if trie is not None:
-            paras = trie.paraphrases
-            for j in range(n2):
-                for length, e in trie.paths(w2, j):
-                    para = paras[e]
-                    k = len(para)
-                    for i in range(n1):
-                        if i + k <= n1 and tuple(w1[i : i + k]) == para:
-                            add((j, length, i, k, PARAPHRASE))
-            for i in range(n1):
-                for length, e in trie.paths(w1, i):
-                    para = paras[e]
-                    k = len(para)
-                    for j in range(n2):
-                        if j + k <= n2 and tuple(w2[j : j + k]) == para:
-                            add((j, k, i, length, PARAPHRASE))
-        return stage, cov1, cov2
+            for length, e in trie.paths(w2, j):
+                para = paras[e]
+                k = len(para)
+                for i in range(n1 - k + 1) if k else range(n1):
+                    if t1[i : i + k] == para:
+                        add((j, length, i, k, PARAPHRASE))
+        for i in range(n1):
+            if w1[i] not in root:
+                continue
+            for length, e in trie.paths(w1, i):
+                para = paras[e]
+                k = len(para)
+                for j in range(n2 - k + 1) if k else range(n2):
+                    if t2[j : j + k] == para:
+                        add((j, k, i, length, PARAPHRASE))
 
     def align(self, w1: Sequence[str], w2: Sequence[str]) -> list[Match | None]:
         """The matches of the best alignment, indexed by reference position."""
@@ -327,6 +377,9 @@ class Aligner:
                     first.matches[j] = m
                     first.used2 |= _mask(j, m[1])
                     first.used1 |= _mask(m[2], m[3])
+        if all(not ms or (len(ms) == 1 and first.matches[j] is ms[0]) for j, ms in enumerate(stage)):
+            # every match is fixed: the search has a single path, which takes them all
+            return first.matches
         return self._resolve(stage, first).matches
 
     def _resolve(self, stage: list[list[Match]], first: _Partial) -> _Partial:
@@ -498,6 +551,7 @@ class PythonMeteor:
         self.index = index
         self.entries = entries  # a fixed table (tests); else filtered from `index` per run
         self.last_table_entries: int | None = None
+        self.workers = max(1, min(2, os.cpu_count() or 1))  # as the jar path's JVMs
 
     def _tokens(self, lines: Sequence[str]) -> list[list[list[str]]]:
         memo: dict[str, list[str]] = {}
@@ -524,19 +578,55 @@ class PythonMeteor:
         else:
             entries = []
         self.last_table_entries = len(entries)
-        aligner = Aligner(self.res, ParaphraseTrie(entries) if entries else None)
-        out = np.zeros((len(lines), METEOR_STATS), dtype=np.float64)
         for n, seg in enumerate(segments):
             if not seg:
                 raise ValueError(f"statement {n} has no hypothesis")
-            hyp, refs = seg[-1], seg[:-1]
-            best: list[float] | None = None
-            best_score = -1.0
-            for ref in refs:
-                st = aligner.stats(hyp, ref)
-                sc = segment_score(st)
-                if sc > best_score:
-                    best, best_score = st, sc
-            if best is not None:
-                out[n] = best
-        return out
+        aligner = Aligner(self.res, ParaphraseTrie(entries) if entries else None)
+        k = self.workers if len(segments) >= PARALLEL_MIN_SEGMENTS else 1
+        if k > 1 and "fork" in multiprocessing.get_all_start_methods():
+            return _parallel_stats(aligner, segments, k)
+        return _segment_stats(aligner, segments)
+
+
+# Below this many segments one process is faster than starting workers.
+PARALLEL_MIN_SEGMENTS = 1000
+_WORK: tuple[Aligner, list[list[list[str]]]] | None = None  # what forked workers inherit
+
+
+def _segment_stats(aligner: Aligner, segments: Sequence[Sequence[Sequence[str]]]) -> np.ndarray:
+    """The jar's statistics of each segment: of its first reference with the strictly highest
+    score."""
+    out = np.zeros((len(segments), METEOR_STATS), dtype=np.float64)
+    for n, seg in enumerate(segments):
+        hyp, refs = seg[-1], seg[:-1]
+        best: list[float] | None = None
+        best_score = -1.0
+        for ref in refs:
+            st = aligner.stats(hyp, ref)
+            sc = segment_score(st)
+            if sc > best_score:
+                best, best_score = st, sc
+        if best is not None:
+            out[n] = best
+    return out
+
+
+def _work_slice(bounds: tuple[int, int]) -> np.ndarray:
+    assert _WORK is not None
+    aligner, segments = _WORK
+    return _segment_stats(aligner, segments[bounds[0] : bounds[1]])
+
+
+def _parallel_stats(aligner: Aligner, segments: list[list[list[str]]], k: int) -> np.ndarray:
+    """Segments are independent: `k` forked processes take contiguous slices (the aligner and
+    its data are inherited, not pickled)."""
+    global _WORK
+    n = len(segments)
+    bounds = [(n * i // k, n * (i + 1) // k) for i in range(k)]
+    _WORK = (aligner, segments)
+    try:
+        with multiprocessing.get_context("fork").Pool(k) as pool:
+            parts = pool.map(_work_slice, bounds)
+    finally:
+        _WORK = None
+    return np.concatenate(parts, axis=0)

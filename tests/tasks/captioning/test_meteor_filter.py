@@ -91,7 +91,11 @@ def _write_table(path: Path, entries: list[tuple[str, str, str]]) -> None:
             f.write(f"{prob}\n{a}\n{b}\n")
 
 
-def test_index_matches_brute_force(tmp_path):
+@pytest.mark.parametrize("block", [1 << 21, 7, 64])
+def test_index_matches_brute_force(tmp_path, monkeypatch, block):
+    """The index against a brute force; small gzip blocks make lines straddle the blocks that
+    the streaming build decompresses."""
+    monkeypatch.setattr(P, "_COMPRESSED_BLOCK", block)
     rng = random.Random(5)
     words = ["a", "man", "dog", "café", "x-ray", "'s", "ﬁ", "red", "bus"]
     entries = []
