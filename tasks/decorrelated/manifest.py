@@ -195,6 +195,7 @@ class GroundTruth:
     caption_index: CaptionIndex
     caption_masks: np.ndarray  # (N, B) packed
     raw: dict[str, Any]
+    query_sources: list[str]  # (Q,) the source image of each query, as a string
 
 
 def load_manifest(path: Path) -> GroundTruth:
@@ -220,4 +221,5 @@ def load_manifest(path: Path) -> GroundTruth:
         caption_index=CaptionIndex(gallery["caption_ids"]),
         caption_masks=pack_csr(indptr, flat, n),
         raw=doc,
+        query_sources=[str(q["source_image_id"]) for q in queries],
     )
