@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -260,3 +264,60 @@ def test_seed_variance_widens_the_pooled_difference() -> None:
     assert (two_level.ci95[1] - two_level.ci95[0]) > 2 * (images_only.ci95[1] - images_only.ci95[0])
     paired = pooled_difference(runs_a, runs_b, mean_metrics, n_resamples=500, seed=0, paired_runs=True)
     assert paired[0].difference == pytest.approx(two_level.difference)
+
+
+# --- every task names its unit, and the units travel to `vlbench compare` ------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+UNITS = {
+    "mini-retrieval": {"image_to_text": "image", "text_to_image": "image"},
+    "mini-decorrelated": {"image_to_text": "source image"},
+    "mini-grounding": {"phrases": "image"},
+    "mini-captions": {"images": "image"},
+}
+
+
+@pytest.mark.parametrize("benchmark", sorted(UNITS))
+def test_each_task_resamples_its_unit_and_compare_uses_it(benchmark: str, tmp_path: Path, capsys) -> None:
+    from vlbench.cli import main
+    from vlbench.results import ResultRecord, load_items
+    from vlbench.scoring import score_file, write_evaluation
+
+    ev = score_file(REPO / "submissions" / benchmark / "random.json", bootstrap=100, seed=0)
+    assert ev.result.bootstrap["units"] == UNITS[benchmark]
+    out = write_evaluation(ev, tmp_path / "r.json")
+    items = load_items(tmp_path / ResultRecord.load(out).per_item)
+    for name, t in items.items():
+        assert (t.unit, t.clusters) == (ev.items[name].unit, ev.items[name].clusters)
+    if benchmark == "mini-decorrelated":  # queries share source images: clustering matters here
+        t = items["image_to_text"]
+        assert len(set(t.clusters)) < len(t.ids)
+    if benchmark == "mini-retrieval":  # a caption's unit is its image
+        t2i = items["text_to_image"]
+        assert set(t2i.clusters) == set(items["image_to_text"].ids)
+    capsys.readouterr()
+    assert main(["compare", str(out), str(out), "--bootstrap", "50", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all(r["difference"] == 0 and r["p_value"] == 1.0 for r in rows)
+
+
+def test_caption_intervals_do_not_depend_on_meteor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 18: the same file and seed gave CIDEr-D [0.728, 0.898] on the core install and
+    [0.718, 0.892] with METEOR's column present. Now one interval, whatever is installed."""
+    from vlbench.scoring import score_file
+
+    path = REPO / "submissions" / "mini-captions" / "caption-nn.json"
+    monkeypatch.setenv("VLBENCH_JAVA", "none")
+    core = score_file(path, bootstrap=300, seed=0)
+    assert "METEOR" not in core.result.ci95
+    table = core.items["images"]
+    only = {"images": ItemTable(table.ids, ["CIDEr-D"], table.values[:, [table.columns.index("CIDEr-D")]], "image")}
+    (lo, hi) = bootstrap_ci(only, lambda m: {"CIDEr-D": m["images"]["CIDEr-D"]}, n_resamples=300, seed=0)["CIDEr-D"]
+    assert core.result.ci95["CIDEr-D"] == [lo, hi]
+    monkeypatch.delenv("VLBENCH_JAVA")
+    if shutil.which("java") is None:
+        return  # the column-set comparison above still ran
+    full = score_file(path, bootstrap=300, seed=0)
+    assert "METEOR" in full.result.ci95
+    for metric, ci in core.result.ci95.items():
+        assert full.result.ci95[metric] == ci, metric
