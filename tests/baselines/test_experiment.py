@@ -11,14 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from vlbench.baselines.analysis import mean_tables
+from vlbench.baselines.analysis import _paired_runs
 from vlbench.baselines.experiment import get_experiment, job_argv, plan_jobs
 from vlbench.cli import main
 from vlbench.errors import UsageError
-from vlbench.registry import ItemTable
 from vlbench.scoring import score_file
 from vlbench.submission import validate_file
 
@@ -105,11 +103,10 @@ def test_jobs_are_one_recipe_command_each(tmp_path: Path) -> None:
     assert "mini_train=unbiased" in unbiased.sets
 
 
-def test_pooling_averages_per_item_statistics_over_seeds() -> None:
-    a = {"q": ItemTable(["1", "2"], ["x"], np.array([[1.0], [0.0]]))}
-    b = {"q": ItemTable(["2", "1"], ["x"], np.array([[1.0], [0.0]]))}  # other row order
-    pooled = mean_tables([a, b])
-    assert pooled["q"].ids == ["1", "2"] and pooled["q"].values.ravel().tolist() == [0.5, 0.5]
+def test_runs_fine_tuned_from_one_seed_are_paired() -> None:
+    exp = get_experiment("mini-odmap")
+    assert _paired_runs(exp, "synthetic", "control") and _paired_runs(exp, "synthetic", "biased")
+    assert not _paired_runs(exp, "unbiased", "biased")
 
 
 @pytest.mark.parametrize(("argv", "message"), [
