@@ -24,35 +24,61 @@ from vlbench.registry import ItemTable, registry
 from vlbench.scoring import score_file
 from vlbench.stats import bootstrap_ci, paired_bootstrap, pooled_ci, pooled_difference
 
+from . import preregistration
+
 # What the table shows, per benchmark (the decorrelated groups reported separately).
 DECORRELATED = [f"ODmAP@{k}/{g}" for g in ("partner", "control") for k in (1, 5, 10)]
 RETRIEVAL = [f"{d}_R@{k}" for d in ("i2t", "t2i") for k in (1, 5, 10)]
 COLUMNS = {"mini-decorrelated": DECORRELATED, "mini-retrieval": RETRIEVAL}
 # The paper's claim in its own words: retrieved captions that name an object which is not there.
-# Share of a query's top-k captions naming a removed class (lower is better), per group.
+# Share of a query's top-k captions naming a removed class (lower is better), per group; and, for
+# the pre-registered gates (`preregistration.py`), whether the top caption names the removed partner
+# of a remaining class (the shortcut's own error) or a class that is present (recognition).
 NAMED = [f"named@{k}/{g}" for g in ("partner", "control") for k in (1, 10)]
+MENTIONS = [*NAMED, "partner@1/partner", "present@1/partner", "present@1/control"]
 # Differences reported between arms: (a, b) means a - b.
 CONTRASTS = (("synthetic", "control"), ("synthetic", "biased"), ("unbiased", "biased"))
-DIFF_METRICS = [*DECORRELATED, "i2t_R@1", "i2t_R@5", "i2t_R@10", "t2i_R@1", *NAMED]
+DIFF_METRICS = [*DECORRELATED, "i2t_R@1", "i2t_R@5", "i2t_R@10", "t2i_R@1", *MENTIONS]
 NAMED_BENCHMARK = "removed-class mentions"
+_SHARES = ("named@", "partner@", "present@")
+
+
+def _partner_masks(gt: Any) -> np.ndarray:
+    """(Q, B) packed: the removed classes whose partner stays in the query image."""
+    from vlbench.tasks.decorrelated.metrics import pack_classes
+
+    index = {c: i for i, c in enumerate(gt.classes)}
+    partner = {}
+    for a, b in gt.raw.get("params", {}).get("partner_pairs", []):
+        partner[a], partner[b] = b, a
+    removed = np.unpackbits(gt.removed, axis=1, count=len(gt.classes)).astype(bool)
+    present = np.unpackbits(gt.present, axis=1, count=len(gt.classes)).astype(bool)
+    sets = [[index[c] for c in gt.classes if removed[q, index[c]] and c in partner and present[q, index[partner[c]]]]
+            for q in range(len(gt.query_ids))]
+    return pack_classes(sets, len(gt.classes))
 
 
 def removed_mentions(evaluation: Any) -> dict[str, ItemTable]:
-    """Per query: whether the top caption, and what share of the top 10, name a removed class.
+    """Per query: whether the top caption, and what share of the top 10, name a removed class;
+    whether the top caption names the removed partner of a remaining class, and whether it names
+    a present class.
 
     Computed from the decorrelated task's own ground truth (the gallery's class mentions by its
-    word matcher) and the validated ranking, so it agrees with ODmAP's rule (1) by construction."""
+    word matcher) and the validated ranking, so it agrees with ODmAP's rules by construction."""
     sub = evaluation.submission
     gt, ranks = sub.ground_truth, np.asarray(sub.parsed)
-    named = np.any(gt.caption_masks[ranks] & gt.removed[:, None, :], axis=-1).astype(np.float64)  # (Q, 10)
+    masks = gt.caption_masks[ranks]  # (Q, 10, B)
+    named = np.any(masks & gt.removed[:, None, :], axis=-1).astype(np.float64)  # (Q, 10)
+    partner = np.any(masks[:, 0] & _partner_masks(gt), axis=-1).astype(np.float64)
+    present = np.any(masks[:, 0] & gt.present, axis=-1).astype(np.float64)
     columns, values = [], []
     for g in gt.groups:
         member = np.array([qg == g for qg in gt.query_groups], dtype=np.float64)
         for k in (1, 10):
             columns.append(f"named@{k}/{g}")
             values.append(named[:, :k].mean(axis=1) * member)
-        columns.append(f"group/{g}")
-        values.append(member)
+        columns += [f"partner@1/{g}", f"present@1/{g}", f"group/{g}"]
+        values += [partner * member, present * member, member]
     return {"queries": ItemTable(list(gt.query_ids), columns, np.stack(values, axis=1), unit="source image",
                                  clusters=list(gt.query_sources))}
 
@@ -61,7 +87,7 @@ def named_from_means(means: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str,
     m = means["queries"]
     out = {}
     for key in m:
-        if key.startswith("named@"):
+        if key.startswith(_SHARES):
             share = np.asarray(m["group/" + key.rsplit("/", 1)[1]], dtype=np.float64)
             num = np.asarray(m[key], dtype=np.float64)
             out[key] = np.divide(num, share, out=np.full_like(num, np.nan), where=share > 0)
@@ -125,9 +151,14 @@ def chance_expected(data_dir: Path | None) -> dict[str, dict[str, Any]]:
         decorrelated[f"ODmAP@{k}"] = float(ap.mean())
         for g, v in _group_means(ap, dec.query_groups, dec.groups).items():
             decorrelated[f"ODmAP@{k}/{g}"] = v
-    # a top-k caption names a removed class with probability M/N (M such captions of N), at any rank
-    naming = np.any(dec.caption_masks[None, :, :] & dec.removed[:, None, :], axis=-1).sum(axis=1) / n_gallery
-    named = {f"named@{k}/{g}": v for g, v in _group_means(naming, dec.query_groups, dec.groups).items() for k in (1, 10)}
+    # a top-k caption names a class of a set with probability M/N (M such captions of N), at any rank
+    def share(classes: np.ndarray) -> dict[str, float]:
+        naming = np.any(dec.caption_masks[None, :, :] & classes[:, None, :], axis=-1).sum(axis=1) / n_gallery
+        return _group_means(naming, dec.query_groups, dec.groups)
+
+    named = {f"named@{k}/{g}": v for g, v in share(dec.removed).items() for k in (1, 10)}
+    named.update({f"partner@1/{g}": v for g, v in share(_partner_masks(dec)).items()})
+    named.update({f"present@1/{g}": v for g, v in share(dec.present).items()})
     ret = _ground_truth("mini-retrieval", data_dir)
     per_fold_captions = np.bincount(ret.caption_fold, minlength=ret.folds)
     per_fold_images = np.bincount(ret.image_fold, minlength=ret.folds)
@@ -164,10 +195,10 @@ def analyse(exp: Any, runs: Sequence[Mapping[str, Any]], *, data_dir: Path | Non
                     if c in ev.result.ci95:
                         row["ci95"][c] = list(ev.result.ci95[c])
             named = scored[(arm, seed, NAMED_BENCHMARK)]
-            row["scores"].update({c: named.scores[c] for c in NAMED})
-            row["ci95"].update({c: named.ci95[c] for c in NAMED if c in named.ci95})
+            row["scores"].update({c: named.scores[c] for c in MENTIONS})
+            row["ci95"].update({c: named.ci95[c] for c in MENTIONS if c in named.ci95})
             per_run.append(row)
-    groups = {**COLUMNS, NAMED_BENCHMARK: NAMED}
+    groups = {**COLUMNS, NAMED_BENCHMARK: MENTIONS}
     runs_of = {(arm, b): [scored[(arm, s, b)].items for s in seeds] for arm in arms for b in groups}
     pooled = []
     for arm in arms:
@@ -198,7 +229,9 @@ def analyse(exp: Any, runs: Sequence[Mapping[str, Any]], *, data_dir: Path | Non
                                           "p_value": c.p_value})
     order = {label: i for i, label in enumerate([*(f"seed {s}" for s in seeds), "pooled"])}
     diffs.sort(key=lambda d: (CONTRASTS.index((d["a"], d["b"])), order[d["over"]]))
-    return {"runs": per_run, "pooled": pooled, "differences": diffs, "chance": chance_expected(data_dir)}
+    report = {"runs": per_run, "pooled": pooled, "differences": diffs, "chance": chance_expected(data_dir)}
+    report["preregistered"] = preregistration.evaluate(report)
+    return report
 
 
 # --- writing -----------------------------------------------------------------------------------
@@ -228,9 +261,9 @@ def render_markdown(exp: Any, report: Mapping[str, Any], command: str, timing: M
         f"Seeds: {', '.join(map(str, exp.seeds))}. Wall time: {timing.get('total_s', '?')} s "
         f"({timing.get('workers', '?')} worker processes, one thread each).",
         "",
-        "## Pooled over seeds (mean over seeds; the interval resamples seeds and source images)",
-        "",
     ]
+    lines += preregistration.render(report["preregistered"], exp.preregistered)
+    lines += ["## Pooled over seeds (mean over seeds; the interval resamples seeds and source images)", ""]
     header = ["arm", *DECORRELATED, *RETRIEVAL]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "---|" * len(header))
@@ -240,16 +273,19 @@ def render_markdown(exp: Any, report: Mapping[str, Any], command: str, timing: M
     chance = report["chance"]
     floor = [chance["mini-decorrelated"]["scores"].get(c) for c in DECORRELATED] + [chance["mini-retrieval"]["scores"].get(c) for c in RETRIEVAL]
     lines.append("| chance (expected value of random ranking) | " + " | ".join(_pct(v) for v in floor) + " |")
-    lines += ["", "## Retrieved captions that name a removed object (lower is better)", "",
+    lines += ["", "## What the top captions name", "",
               "The paper's claim in its own terms: the share of queries whose top caption (named@1), and the "
               "share of the top 10 captions (named@10), that name a class removed from the query image. "
-              "Computed from the decorrelated task's own ground truth (the gallery's class mentions).", "",
-              "| arm | " + " | ".join(NAMED) + " |", "|" + "---|" * (len(NAMED) + 1)]
+              "partner@1: the top caption names the removed partner of a class that stays (the shortcut's "
+              "own error; lower is better). present@1: the top caption names a class that is in the query "
+              "image (recognition; higher is better). Computed from the decorrelated task's own ground truth "
+              "(the gallery's class mentions).", "",
+              "| arm | " + " | ".join(MENTIONS) + " |", "|" + "---|" * (len(MENTIONS) + 1)]
     for row in report["pooled"]:
-        lines.append(f"| {labels[row['arm']]} | " + " | ".join(_pct(row["scores"][c]) + _ci(row["ci95"].get(c)) for c in NAMED) + " |")
+        lines.append(f"| {labels[row['arm']]} | " + " | ".join(_pct(row["scores"][c]) + _ci(row["ci95"].get(c)) for c in MENTIONS) + " |")
     named_floor = chance.get(NAMED_BENCHMARK, {}).get("scores", {})
-    lines.append("| chance (expected value of random ranking) | " + " | ".join(_pct(named_floor.get(c)) for c in NAMED) + " |")
-    every = [*DECORRELATED, *RETRIEVAL, *NAMED]
+    lines.append("| chance (expected value of random ranking) | " + " | ".join(_pct(named_floor.get(c)) for c in MENTIONS) + " |")
+    every = [*DECORRELATED, *RETRIEVAL, *MENTIONS]
     lines += ["", "## Every run", "", "| arm | seed | " + " | ".join(every) + " |", "|" + "---|" * (len(every) + 2)]
     for row in report["runs"]:
         cells = [labels[row["arm"]], str(row["seed"])] + [_pct(row["scores"][c]) for c in every]
