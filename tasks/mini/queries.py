@@ -1,12 +1,15 @@
-"""Object-removed test queries for the decorrelated task, in two matched groups.
+"""Object-removed queries for the decorrelated task, in two matched groups.
 
-Candidate removals of each test image come from `tasks.decorrelated.removal` (the paper's tau
-rules, shared with the decorrelated task). A removal is a **partner** removal when a removed class
-is the shortcut partner of a class that stays: a model that learned "star implies ring" is drawn
-to captions naming the removed ring. A **control** is a removal that takes away no partner of a
-remaining class. Each partner removal is matched to one unused control of the test split whose
-remaining classes are exactly the same, so the two groups differ only in what was removed; only
-matched pairs are used, so the groups have equal size and the same remaining-class mix.
+The source images are the query pool (`build.iter_pool`: drawn like train, with the shortcut, never
+shown to a model; since mini-decorrelated v2.0, not the test split). Candidate removals of each
+pool image come from `tasks.decorrelated.removal` (the paper's tau rules, shared with the
+decorrelated task). A removal is a **partner** removal when a removed class is the shortcut partner
+of a class that stays: a model that learned "star implies ring" is drawn to captions naming the
+removed ring. A **control** is a removal that takes away no partner of a remaining class. Each
+partner removal is matched to one unused control from the pool whose remaining classes are exactly
+the same, so the two groups differ only in what was removed; only matched pairs are used, so the
+groups have equal size and the same remaining-class mix. One pool image may give several queries
+(the bootstrap resamples source images for that reason).
 """
 
 from __future__ import annotations
