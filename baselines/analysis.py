@@ -48,9 +48,12 @@ def _partner_masks(gt: Any) -> np.ndarray:
     from vlbench.tasks.decorrelated.metrics import pack_classes
 
     index = {c: i for i, c in enumerate(gt.classes)}
+    params = gt.raw.get("params", {})
     partner = {}
-    for a, b in gt.raw.get("params", {}).get("partner_pairs", []):
-        partner[a], partner[b] = b, a
+    for a, b in params.get("partner_pairs", []):
+        partner[b] = a  # (cue, dependent) when directed: only a removed dependent counts
+        if not params.get("directed"):
+            partner[a] = b
     removed = np.unpackbits(gt.removed, axis=1, count=len(gt.classes)).astype(bool)
     present = np.unpackbits(gt.present, axis=1, count=len(gt.classes)).astype(bool)
     sets = [[index[c] for c in gt.classes if removed[q, index[c]] and c in partner and present[q, index[partner[c]]]]
