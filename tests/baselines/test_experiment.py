@@ -53,6 +53,14 @@ def test_quick_writes_the_report_and_valid_submissions(quick: Path, data_dir: Pa
         assert {(a, b, f"seed {s}") for s in exp.seeds} | {(a, b, "pooled")} <= overs
     readme = (results / "README.md").read_text()
     assert "ODmAP@1/partner" in readme and "ODmAP@1/control" in readme and "i2t_R@1" in readme
+    # the gates and the primary result are reported, whatever they show (no claim on any sign)
+    pre = doc["preregistered"]
+    assert [g["gate"].split()[0] for g in pre["gates"]] == ["G1", "G2", "V"]
+    assert all(isinstance(g["passed"], bool) for g in pre["gates"])
+    assert pre["primary"]["metric"] == "ODmAP@1/partner" and len(pre["primary"]["ci95"]) == 2
+    assert isinstance(pre["secondary"]["non_inferior"], bool)
+    assert "Validity gates" in readme and "Primary result" in readme
+    assert "expected value of random ranking" in readme
     for arm in arms:
         for seed in exp.seeds:
             for benchmark in ("mini-decorrelated", "mini-retrieval"):
