@@ -174,6 +174,22 @@ def chance_expected(data_dir: Path | None) -> dict[str, dict[str, Any]]:
             NAMED_BENCHMARK: {"scores": named}}
 
 
+def fine_tune_moved(exp: Any, scored: Mapping[tuple[str, int, str], Any]) -> list[dict[str, Any]]:
+    """Per fine-tuned arm and seed: the share of decorrelated queries whose top-1 caption differs
+    from the top-1 of the model it started from (same seed). A fine-tune that leaves most top-1
+    results as they were has not moved the model enough to test anything (issue 21)."""
+    out = []
+    for arm in exp.arms:
+        if arm.init is None:
+            continue
+        for seed in exp.seeds:
+            tuned = np.asarray(scored[(arm.name, seed, "mini-decorrelated")].submission.parsed)
+            start = np.asarray(scored[(arm.init, seed, "mini-decorrelated")].submission.parsed)
+            out.append({"arm": arm.name, "init": arm.init, "seed": seed,
+                        "top1_changed": float(np.mean(tuned[:, 0] != start[:, 0]))})
+    return out
+
+
 def _paired_runs(exp: Any, a: str, b: str) -> bool:
     """Whether run i of arm a and run i of arm b share a model (one starts from the other's
     weights of the same seed, or both from a third arm's)."""
@@ -232,7 +248,8 @@ def analyse(exp: Any, runs: Sequence[Mapping[str, Any]], *, data_dir: Path | Non
                                           "p_value": c.p_value})
     order = {label: i for i, label in enumerate([*(f"seed {s}" for s in seeds), "pooled"])}
     diffs.sort(key=lambda d: (CONTRASTS.index((d["a"], d["b"])), order[d["over"]]))
-    report = {"runs": per_run, "pooled": pooled, "differences": diffs, "chance": chance_expected(data_dir)}
+    report = {"runs": per_run, "pooled": pooled, "differences": diffs, "chance": chance_expected(data_dir),
+              "fine_tune_moved": fine_tune_moved(exp, scored)}
     report["preregistered"] = preregistration.evaluate(report)
     return report
 
@@ -266,6 +283,13 @@ def render_markdown(exp: Any, report: Mapping[str, Any], command: str, timing: M
         "",
     ]
     lines += preregistration.render(report["preregistered"], exp.preregistered)
+    moved = report.get("fine_tune_moved", [])
+    if moved:
+        shares = ", ".join(
+            f"{labels[arm]} {_pct(float(np.mean([m['top1_changed'] for m in moved if m['arm'] == arm])))}%"
+            for arm in dict.fromkeys(m["arm"] for m in moved))
+        lines += [f"Did the fine-tunes move the model? Share of decorrelated queries whose top-1 caption "
+                  f"changed from the starting model's (mean over seeds): {shares}.", ""]
     lines += ["## Pooled over seeds (mean over seeds; the interval resamples seeds and source images)", ""]
     header = ["arm", *DECORRELATED, *RETRIEVAL]
     lines.append("| " + " | ".join(header) + " |")

@@ -61,6 +61,9 @@ def test_quick_writes_the_report_and_valid_submissions(quick: Path, data_dir: Pa
     assert isinstance(pre["secondary"]["non_inferior"], bool)
     assert "Validity gates" in readme and "Primary result" in readme
     assert "expected value of random ranking" in readme
+    moved = doc["fine_tune_moved"]
+    assert {(m["arm"], m["seed"]) for m in moved} == {(a, s) for a in ("control", "synthetic") for s in exp.seeds}
+    assert all(0.0 <= m["top1_changed"] <= 1.0 for m in moved) and "Did the fine-tunes move" in readme
     for arm in arms:
         for seed in exp.seeds:
             for benchmark in ("mini-decorrelated", "mini-retrieval"):
