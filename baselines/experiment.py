@@ -53,6 +53,9 @@ class Experiment:
     finetune: Mapping[str, Any]  # settings of the arms that start from another arm
     plot_x: str = "i2t_R@1"
     plot_y: str = "ODmAP@1/partner"
+    # Whether `preregistration.py` (gates, primary, secondary) was committed before this
+    # experiment's runs. False: the report applies them after the fact and says so.
+    preregistered: bool = False
 
     def arm(self, name: str) -> Arm:
         return next(a for a in self.arms if a.name == name)
@@ -279,7 +282,7 @@ def run_experiment(
 def describe(exp: Experiment) -> dict[str, Any]:
     """The experiment as data (for results.json and the README)."""
     return {
-        "name": exp.name, "description": exp.description, "seeds": list(exp.seeds),
+        "name": exp.name, "description": exp.description, "seeds": list(exp.seeds), "preregistered": exp.preregistered,
         "common": dict(exp.common), "finetune": dict(exp.finetune),
         "arms": [{"name": a.name, "label": a.label, "recipe": a.recipe, "init": a.init, "sets": dict(a.sets)}
                  for a in exp.arms],

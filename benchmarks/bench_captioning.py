@@ -7,16 +7,20 @@ Timed (wall seconds, median of --repeats runs, fresh scorer objects each time):
 - pycocoevalcap: PTBTokenizer on references and on candidates (two JVM runs), Bleu(4), Rouge(),
   Cider(), Meteor() (its JVM start-up included, as every user pays it);
 - vlbench: tokenization (Python fast path, the jar only for captions outside it), BLEU-1..4,
-  ROUGE-L, CIDEr-D and CIDEr; METEOR alone (filtered paraphrase table with the index already
-  cached, JVM start-up included; also with the whole table, and once cold: index built first); and
-  the whole `score_captions`.
+  ROUGE-L, CIDEr-D and CIDEr; METEOR alone (in Python, the default; the jar path with the filtered
+  paraphrase table and the index already cached, JVM start-up included; the jar with the whole
+  table; and the jar path once cold: index built first); and the whole `score_captions`.
 Every vlbench value is checked against pycocoevalcap's before timings are printed.
 
 With --realdata DIR (../shared/realdata): PTB tokenization of the 42,657 real captions of caption
 sets A-E (references and candidates, in pycocoevalcap's file order), by pycocoevalcap's
 PTBTokenizer (two jar runs per set), by vlbench (all in Python), and by vlbench's earlier path
 (the Python fast path, then the jar for every caption outside it); the tokens are asserted equal.
-Usage: python benchmarks/bench_captioning.py [--images 5000] [--repeats 3] [--realdata DIR]
+With --meteor-processes: METEOR alone as whole processes (interpreter and JVM start-up, imports
+and data files included), pycocoevalcap's Meteor vs vlbench in Python vs vlbench's jar path, warm
+(index cached) and cold (empty index cache: the first run on a machine builds it), with the peak
+resident memory of the largest process (GNU time); the scores are asserted equal first.
+Usage: python benchmarks/bench_captioning.py [--images 5000] [--repeats 3] [--realdata DIR] [--meteor-processes]
 """
 
 from __future__ import annotations
@@ -136,12 +140,13 @@ def run_vlbench(cands, refs):
             assert p.warning is None, p.warning
         return st
 
-    # METEOR, filtered paraphrase table (the default), index already built ("warm")
+    # METEOR in Python (the default), index already built ("warm")
     t["METEOR"], met_stats = timed(meteor)
     met = float(M.meteor_from_stats(M.meteor_aggregate(met_stats)))
-    # the same jar with the whole table (vlbench's previous path): identical statistics
-    t["METEOR plain"], plain_stats = timed(lambda: meteor(filtered=False))
-    assert np.array_equal(met_stats, plain_stats)
+    # the jar with the filtered table, and with the whole table: identical statistics
+    t["METEOR jar"], jar_stats = timed(lambda: meteor(backend="jar"))
+    t["METEOR plain"], plain_stats = timed(lambda: meteor(backend="jar", filtered=False))
+    assert np.array_equal(met_stats, jar_stats) and np.array_equal(met_stats, plain_stats)
     t["score_captions (all metrics)"], full = timed(
         lambda: score_captions(cands, References(list(range(len(cands))), refs, "bench"), spice=False)
     )
@@ -159,11 +164,102 @@ def meteor_cold(cands, refs) -> tuple[float, float]:
         pos += len(rs)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        with MeteorProcess(cache=Path(tmp)) as p:
+        with MeteorProcess(cache=Path(tmp), backend="jar") as p:
             t_build = timed(p.start)[0]  # builds the index
             p.stats(tc, tr)
         total = time.perf_counter() - t0
     return t_build, total
+
+
+# One METEOR run as a whole process (interpreter start-up, imports, data files, JVM if any):
+# argv: mode (pycocoevalcap | python | jar), a json file of PTB-tokenized candidates and references.
+_METEOR_WORKER = r"""
+import json, sys
+mode, data = sys.argv[1], json.load(open(sys.argv[2]))
+tc, tr = data["cands"], data["refs"]
+if mode == "pycocoevalcap":
+    from pycocoevalcap.meteor.meteor import Meteor
+    m = Meteor()
+    score, _ = m.compute_score({i: rs for i, rs in enumerate(tr)}, {i: [c] for i, c in enumerate(tc)})
+    del m
+else:
+    from vlbench.tasks.captioning import metrics as M
+    from vlbench.tasks.captioning.meteor import MeteorProcess
+    with MeteorProcess(backend=mode) as p:
+        st = p.stats(tc, tr)
+    score = float(M.meteor_from_stats(M.meteor_aggregate(st)))
+print(json.dumps({"score": score}))
+"""
+
+
+def meteor_process_run(mode: str, data: Path, cache: Path | None) -> tuple[float, float, float]:
+    """(wall seconds, peak RSS in MB of the largest process of the run, METEOR) of one whole
+    process, measured by GNU time (`%M`: the largest resident set of the process and of its waited
+    children, e.g. pycocoevalcap's JVM)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    if cache is not None:
+        env["VLBENCH_METEOR_CACHE"] = str(cache)
+    t0 = time.perf_counter()
+    proc = subprocess.run(["/usr/bin/time", "-f", "vlbench-time %e %M", sys.executable, "-c", _METEOR_WORKER,
+                           mode, str(data)], capture_output=True, text=True, env=env, check=True)
+    wall = time.perf_counter() - t0
+    line = [x for x in proc.stderr.splitlines() if x.startswith("vlbench-time ")][-1]
+    rss_mb = int(line.split()[2]) / 1024
+    return wall, rss_mb, json.loads(proc.stdout.strip().splitlines()[-1])["score"]
+
+
+def bench_meteor_processes(cands: list[str], refs: list[list[str]], repeats: int) -> None:
+    """METEOR alone at full size, as whole processes: pycocoevalcap's Meteor, vlbench in Python and
+    vlbench's jar path, warm (index cached) and cold (first run on a machine: index built)."""
+    from vlbench.tasks.captioning import paraphrase
+
+    flat_refs = [r for rs in refs for r in rs]
+    tok, _ = tokenize(cands + flat_refs, pycoco_successors([cands, flat_refs]))
+    n = len(cands)
+    tc, tr, pos = tok[:n], [], n
+    for rs in refs:
+        tr.append(tok[pos : pos + len(rs)])
+        pos += len(rs)
+    warm_cache = paraphrase.cache_root()
+    MeteorProcess(backend="python").start().close()  # the index exists in the user's cache (not timed)
+    rows: dict[str, list[tuple[float, float, float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "captions.json"
+        data.write_text(json.dumps({"cands": tc, "refs": tr}))
+        for _ in range(repeats):  # interleaved, so machine load hits all alike
+            for mode in ("pycocoevalcap", "python", "jar"):
+                rows.setdefault(f"{mode} warm", []).append(meteor_process_run(mode, data, warm_cache))
+        for mode in ("python", "jar"):
+            with tempfile.TemporaryDirectory(dir=tmp) as cold:
+                rows[f"{mode} cold"] = [meteor_process_run(mode, data, Path(cold))]
+    scores = {k: v[0][2] for k, v in rows.items()}
+    ours = {k: s for k, s in scores.items() if not k.startswith("pycocoevalcap")}
+    assert len(set(ours.values())) == 1, scores  # identical statistics, so identical floats
+    assert abs(scores["python warm"] - scores["pycocoevalcap warm"]) < 1e-6, scores
+
+    def med(key: str, i: int) -> float:
+        return statistics.median(r[i] for r in rows[key])
+
+    ref_wall = med("pycocoevalcap warm", 0)
+    print(f"METEOR alone, {n} images x 5 references, whole processes (median of {repeats}; cold: 1 run), "
+          f"wall seconds and peak RSS of the largest process\n")
+    print("| run | wall s | vs pycocoevalcap | peak RSS MB |\n| --- | --- | --- | --- |")
+    labels = {
+        "pycocoevalcap warm": "pycocoevalcap `Meteor()` (JVM, whole table; every run is cold)",
+        "python warm": "vlbench in Python, index cached",
+        "jar warm": "vlbench jar path (VLBENCH_METEOR=jar), index cached",
+        "python cold": "vlbench in Python, first run: index built",
+        "jar cold": "vlbench jar path, first run: index built",
+    }
+    for key, label in labels.items():
+        w = med(key, 0)
+        print(f"| {label} | {w:.3f} | {ref_wall / w:.1f}x | {med(key, 1):.0f} |")
+    print(f"\nPython vs the jar path, warm: {med('jar warm', 0) / med('python warm', 0):.2f}x; "
+          f"METEOR = {scores['python warm']!r} (vlbench, all runs), {scores['pycocoevalcap warm']!r} (pycocoevalcap)")
 
 
 def real_sets(root: Path) -> dict[str, tuple[list[str], list[str]]]:
@@ -266,11 +362,16 @@ def main() -> None:
     ap.add_argument("--images", type=int, default=5000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--realdata", type=Path, help="time PTB tokenization on the real caption sets of this folder")
+    ap.add_argument("--meteor-processes", action="store_true",
+                    help="only METEOR, as whole processes: pycocoevalcap, vlbench in Python, vlbench's jar path")
     args = ap.parse_args()
     if args.realdata:
         bench_realdata(args.realdata, args.repeats)
         return
     cands, refs = make_set(args.images)
+    if args.meteor_processes:
+        bench_meteor_processes(cands, refs, args.repeats)
+        return
     cold_build, cold_total = meteor_cold(cands, refs)
     MeteorProcess().start().close()  # the user's index cache, built here if missing (not timed)
     py_runs, vl_runs = [], []
@@ -302,11 +403,13 @@ def main() -> None:
     print(f"| tokenize + BLEU + ROUGE-L + CIDEr-D (vlbench: + CIDEr) | {py_fast:.3f} | {vl_fast:.3f} | "
           f"{py_fast / vl_fast:.1f}x |")
     py_met = med(py_runs, "METEOR")
-    print(f"| METEOR (JVM start-up included; vlbench: filtered table, index cached) | {py_met:.3f} | "
+    print(f"| METEOR (pycocoevalcap: JVM start-up included; vlbench: in Python, index cached) | {py_met:.3f} | "
           f"{med(vl_runs, 'METEOR'):.3f} | {py_met / med(vl_runs, 'METEOR'):.1f}x |")
+    print(f"| METEOR, vlbench's jar path (VLBENCH_METEOR=jar: filtered table, index cached) | {py_met:.3f} | "
+          f"{med(vl_runs, 'METEOR jar'):.3f} | {py_met / med(vl_runs, 'METEOR jar'):.1f}x |")
     print(f"| METEOR, vlbench with the whole paraphrase table (identical statistics) | {py_met:.3f} | "
           f"{med(vl_runs, 'METEOR plain'):.3f} | {py_met / med(vl_runs, 'METEOR plain'):.1f}x |")
-    print(f"| METEOR cold: first run, index built ({cold_build:.1f} s) | {py_met:.3f} | {cold_total:.3f} | "
+    print(f"| METEOR cold, jar path: first run, index built ({cold_build:.1f} s) | {py_met:.3f} | {cold_total:.3f} | "
           f"{py_met / cold_total:.1f}x |")
     vl_full = med(vl_runs, "score_captions (all metrics)")
     print(f"| everything (pycocoevalcap: sum of stages; vlbench: score_captions) | {py_total:.3f} | "

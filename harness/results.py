@@ -48,7 +48,8 @@ class ResultRecord:
     main_score: str
     ci95: dict[str, list[float]] = field(default_factory=dict)
     n: dict[str, int] = field(default_factory=dict)
-    bootstrap: dict[str, int] = field(default_factory=dict)
+    # resamples, seed, and units: the unit each population's bootstrap draws (e.g. "image")
+    bootstrap: dict[str, Any] = field(default_factory=dict)
     per_item: str | None = None
     elapsed_s: float = 0.0
     created_utc: str = ""

@@ -28,7 +28,7 @@ from vlbench.jsonio import (
 )
 from vlbench.registry import registry
 from vlbench.results import ResultRecord, items_document, per_item_path
-from vlbench.stats import bootstrap_ci
+from vlbench.stats import bootstrap_ci, resampled_units
 from vlbench.submission import ValidatedSubmission, validate_document
 from vlbench.task_type import TaskScores
 
@@ -76,7 +76,7 @@ def score_validated(
         main_score=benchmark.main_score,
         ci95={k: v for k, v in ci.items() if k in scored.scores},
         n=dict(scored.n),
-        bootstrap={"resamples": bootstrap, "seed": seed} if ci else {},
+        bootstrap={"resamples": bootstrap, "seed": seed, "units": resampled_units(scored.items)} if ci else {},
         elapsed_s=round(time.perf_counter() - started, 4),
         created_utc=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
         extra=dict(scored.extra),

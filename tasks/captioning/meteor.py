@@ -1,4 +1,8 @@
-"""METEOR through the Meteor 1.5 jar that pycocoevalcap ships: the `SCORE` statements pipelined (a
+"""METEOR: the Meteor 1.5 statistics, computed in Python by default (`meteor_python.py`, equal to
+the jar segment by segment; needs no Java, only the jar's data files from pycocoevalcap), or with
+`VLBENCH_METEOR=jar` by the jar itself, as below.
+
+The jar path: the Meteor 1.5 jar that pycocoevalcap ships, the `SCORE` statements pipelined (a
 writer thread feeds stdin while the replies are read), stderr drained, and the per-image and corpus
 scores computed in Python from the jar's 23 statistics exactly as the jar aggregates them (see
 `metrics.meteor_aggregate`).
@@ -31,6 +35,7 @@ import numpy as np
 
 from vlbench.tasks.captioning import paraphrase
 from vlbench.tasks.captioning.java import JavaUnavailable, java_command, meteor_jar
+from vlbench.tasks.captioning.meteor_python import PythonMeteor
 from vlbench.tasks.captioning.metrics import METEOR_STATS
 
 # As pycocoevalcap: java -jar -Xmx2G meteor-1.5.jar - - -stdio -l en -norm
@@ -47,6 +52,17 @@ FILTERED_JVM_FLAGS = ["-Xmx2G", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 
 class MeteorUnavailable(RuntimeError):
     pass
+
+
+BACKENDS = ("python", "jar")
+
+
+def default_backend() -> str:
+    """VLBENCH_METEOR: "python" (default) or "jar"."""
+    value = os.environ.get("VLBENCH_METEOR", "").strip().lower() or "python"
+    if value not in BACKENDS:
+        raise MeteorUnavailable(f"VLBENCH_METEOR={value!r} is not one of {', '.join(BACKENDS)}")
+    return value
 
 
 def score_line(hypothesis: str, references: Sequence[str]) -> str:
@@ -159,10 +175,14 @@ class _Jvm:
 class MeteorProcess:
     """`start()` then `stats(...)` any number of times, then `close()` (or use it as a context
     manager). `filtered`: None = use the filtered table when possible; False = never.
-    `shards`: JVMs per filtered run (default: one per core, at most 2)."""
+    `shards`: JVMs per filtered run (default: one per core, at most 2). `backend`: "python" or
+    "jar" (default: `default_backend()`)."""
 
     def __init__(self, jvm_flags: Sequence[str] = JVM_FLAGS, filtered: bool | None = None,
-                 shards: int | None = None, table: Path | None = None, cache: Path | None = None) -> None:
+                 shards: int | None = None, table: Path | None = None, cache: Path | None = None,
+                 backend: str | None = None) -> None:
+        self.backend = backend or default_backend()
+        self._python: PythonMeteor | None = None
         self.jvm_flags = list(jvm_flags)
         if filtered is None:
             filtered = os.environ.get("VLBENCH_METEOR_FILTER", "1") != "0"
@@ -179,6 +199,8 @@ class MeteorProcess:
         self._cache = cache  # index folder (default: paraphrase.cache_root())
 
     def start(self) -> MeteorProcess:
+        if self.backend == "python":
+            return self._start_python()
         try:
             self._jar = jar = meteor_jar()
             self._java = java_command()
@@ -201,6 +223,31 @@ class MeteorProcess:
             self._plain = self._spawn(self.jvm_flags, table if self._custom_table else None)
         return self
 
+    def _start_python(self) -> MeteorProcess:
+        """The Python path: the jar's data files (no Java), the paraphrase index."""
+        try:
+            self._jar = jar = meteor_jar()
+        except JavaUnavailable as exc:
+            raise MeteorUnavailable(str(exc)) from None
+        if self._table is None:
+            self._table = jar.parent / "data" / "paraphrase-en.gz"
+        if not self._table.is_file():
+            raise MeteorUnavailable(f"Meteor's paraphrase table is missing: {self._table}")
+        st = jar.stat()
+        if not _is_meteor_15(str(jar), st.st_size, st.st_mtime_ns):
+            raise MeteorUnavailable(f"{jar} is not the Meteor 1.5 jar whose algorithm meteor_python reproduces; "
+                                    "set VLBENCH_METEOR=jar to run it")
+        try:
+            index = paraphrase.ensure_index(self._table, self._cache)
+        except Exception as exc:
+            raise MeteorUnavailable(f"the paraphrase index could not be built ({type(exc).__name__}: {exc})") from None
+        try:
+            self._python = PythonMeteor(jar, self._table, index)
+            self.index = index
+        except ImportError as exc:
+            raise MeteorUnavailable(f"METEOR needs the captions extra (pip install 'vlbench[captions]'): {exc}") from None
+        return self
+
     def _fallback(self, why: str) -> None:
         self.index = None
         self.warning = f"METEOR: {why}; loading the full paraphrase table instead"
@@ -217,6 +264,10 @@ class MeteorProcess:
         if self._jar is None:
             self.start()
         lines = [score_line(h, r) for h, r in zip(hypotheses, references, strict=False)]
+        if self._python is not None:
+            out = self._python.stats_of_lines(lines)
+            self.last_table_entries = self._python.last_table_entries
+            return out
         if self.index is not None and not any("\n" in x or "\r" in x for x in lines):
             try:
                 return self._filtered_stats(lines)

@@ -279,7 +279,15 @@ class ParaphraseIndex:
 
 
 _QINV = pow(_Q, -1, 1 << 64)  # _Q is odd, so invertible modulo 2**64
-_CHUNK = 1 << 23
+_CHUNK = 1 << 20  # bytes per step of _line_hashes: its per-byte uint64 arrays stay at 8 MB
+
+
+@cache
+def _power_tables(span: int) -> tuple[np.ndarray, np.ndarray]:
+    """Q^k and Q^-k (mod 2^64) for k = 0..span."""
+    pwinv = np.full(span + 1, _QINV, dtype=np.uint64)
+    pwinv[0] = 1
+    return _powers(span), np.cumprod(pwinv, dtype=np.uint64)
 
 
 def _line_hashes(buf: np.ndarray, line_start: np.ndarray, line_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -291,10 +299,7 @@ def _line_hashes(buf: np.ndarray, line_start: np.ndarray, line_end: np.ndarray) 
     if not len(line_start):
         return out, spaces
     span = _CHUNK + int((line_end - line_start).max()) + 1
-    pw = _powers(span)
-    pwinv = np.full(span + 1, _QINV, dtype=np.uint64)
-    pwinv[0] = 1
-    pwinv = np.cumprod(pwinv, dtype=np.uint64)
+    pw, pwinv = _power_tables(-(-span // 65536) * 65536)  # rounded up: one table for most calls
     i, n = 0, len(line_start)
     prefix = np.zeros(span + 1, dtype=np.uint64)
     prefix_sp = np.zeros(span + 1, dtype=np.int64)
@@ -313,50 +318,115 @@ def _line_hashes(buf: np.ndarray, line_start: np.ndarray, line_end: np.ndarray) 
     return out, spaces
 
 
-def build_index(table_gz: Path, root: Path) -> None:
-    """Decompress the table, hash every phrase and paraphrase line, write the index into `root`
-    (a fresh folder; the caller renames it into place)."""
-    raw = gzip.decompress(table_gz.read_bytes())
-    raw.decode("utf-8")  # strict: where this fails Java would read replacement characters
-    if b"\r" in raw:
-        raise ValueError("the paraphrase table has carriage returns")  # Java ends lines there too
-    if raw and not raw.endswith(b"\n"):
-        raw += b"\n"
-    (root / "table.txt").write_bytes(raw)
-    buf = np.frombuffer(raw, dtype=np.uint8)
+_COMPRESSED_BLOCK = 1 << 21  # 2 MiB of gzip at a time: about 9 MiB of table text
+
+
+def _block_line_hashes(buf: np.ndarray, text: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Hashes and token counts of the complete lines of one block (`buf` ends with a newline)."""
     nl = np.flatnonzero(buf == 10).astype(np.int64)
-    if len(nl) % 3:
-        raise ValueError(f"the paraphrase table has {len(nl)} lines, not a multiple of 3")
     line_start = np.concatenate([np.zeros(1, dtype=np.int64), nl[:-1] + 1])
-    lengths = nl - line_start
     hashes, spaces = _line_hashes(buf, line_start, nl)
-    nonempty = lengths > 0
-    n_tok = np.where(nonempty, spaces + 1, 0)  # tokens per line, for the longest phrase
+    n_tok = np.where(nl > line_start, spaces + 1, 0)
     # Lines that are not tokens joined by single spaces (leading, trailing or repeated delimiters,
     # tabs, form feeds) are re-joined the way StringTokenizer reads them. The shipped table has none.
-    if any(x in raw for x in (b"  ", b"\t", b"\x0c", b"\n ", b" \n")) or raw.startswith(b" "):
+    if any(x in text for x in (b"  ", b"\t", b"\x0c", b"\n ", b" \n")) or text.startswith(b" "):
         delim = (buf == 32) | (buf == 9) | (buf == 12)
         odd = (buf == 9) | (buf == 12)
         odd[np.flatnonzero(delim[:-1] & delim[1:])] = True
         suspect = set(np.searchsorted(nl, np.flatnonzero(odd)).tolist())
+        nonempty = nl > line_start
         lead = nonempty & delim[np.minimum(line_start, len(buf) - 1)]
         trail = nonempty & delim[np.maximum(nl - 1, 0)]
         suspect.update(np.flatnonzero(lead | trail).tolist())
         for ln in sorted(suspect):
-            if ln % 3 == 0:  # a probability line: never read as words
-                continue
-            toks = string_tokens(raw[line_start[ln] : nl[ln]].decode("utf-8"))
+            toks = string_tokens(text[line_start[ln] : nl[ln]].decode("utf-8"))
             hashes[ln] = bytes_hash(" ".join(toks).encode("utf-8"))
             n_tok[ln] = len(toks)
-    phrase_hashes = np.concatenate([hashes[1::3], hashes[2::3]])
-    n_entries = len(nl) // 3
-    phrases, inv = np.unique(phrase_hashes, return_inverse=True)
-    np.save(root / "phrases.npy", phrases)
-    np.save(root / "left.npy", inv[:n_entries].astype(np.int32))
-    np.save(root / "right.npy", inv[n_entries:].astype(np.int32))
-    np.save(root / "starts.npy", np.concatenate([line_start[0::3], [len(raw)]]).astype(np.int64))
-    max_n = int(max(n_tok[1::3].max(), n_tok[2::3].max())) if n_entries else 0
-    meta = {"format": FORMAT, "entries": n_entries, "max_n": max_n, "table_bytes": len(raw)}
+    return hashes, n_tok
+
+
+def build_index(table_gz: Path, root: Path) -> None:
+    """Decompress the table into `root/table.txt` block by block, hash every phrase and paraphrase
+    line, and write the index into `root` (a fresh folder; the caller renames it into place).
+    Streaming keeps the memory to the per-line arrays (about 130 MB for the shipped table), not
+    the whole decompressed text."""
+    import codecs
+    import zlib
+
+    inflate = zlib.decompressobj(wbits=31)  # a gzip stream
+    utf8 = codecs.getincrementaldecoder("utf-8")("strict")  # where this fails Java would read U+FFFD
+    hash_parts: list[np.ndarray] = []
+    start_parts: list[np.ndarray] = []
+    max_n = 0
+    carry = b""
+    offset = 0  # byte offset of `carry` in the decompressed table
+    lines = 0
+    with open(table_gz, "rb") as f, open(root / "table.txt", "wb") as out:
+        while True:
+            block = f.read(_COMPRESSED_BLOCK)
+            data = inflate.decompress(block) if block else inflate.flush()
+            if block and not data:
+                continue
+            if data:
+                utf8.decode(data)
+                if b"\r" in data:
+                    raise ValueError("the paraphrase table has carriage returns")  # Java ends lines there too
+                out.write(data)
+            text = carry + data
+            end = text.rfind(b"\n") + 1
+            if not block:
+                if inflate.unused_data or not inflate.eof:
+                    raise ValueError("the paraphrase table is not one complete gzip stream")
+                utf8.decode(b"", final=True)
+                if len(text) > end:  # no final newline: the last line ends the table
+                    out.write(b"\n")
+                    text += b"\n"
+                    end = len(text)
+            if end:
+                buf = np.frombuffer(text, dtype=np.uint8, count=end)
+                h, n_tok = _block_line_hashes(buf, text[:end])
+                nl = np.flatnonzero(buf == 10).astype(np.int64)
+                starts = offset + np.concatenate([np.zeros(1, dtype=np.int64), nl[:-1] + 1])
+                role = (lines + np.arange(len(nl))) % 3  # 0: probability, 1: phrase, 2: paraphrase
+                hash_parts.append(h[role != 0])
+                if (role != 0).any():
+                    max_n = max(max_n, int(n_tok[role != 0].max()))
+                start_parts.append(starts[role == 0])
+                lines += len(nl)
+                offset += end
+                carry = text[end:]
+            else:
+                carry = text
+            if not block:
+                break
+    if lines % 3:
+        raise ValueError(f"the paraphrase table has {lines} lines, not a multiple of 3")
+    hashes = np.concatenate(hash_parts) if hash_parts else np.zeros(0, dtype=np.uint64)
+    del hash_parts
+    n_entries = lines // 3
+    # np.unique(return_inverse=True) by hand, with int32 ids, freeing as it goes (memory peak)
+    order = np.argsort(hashes)
+    hashes = hashes[order]
+    first = np.empty(len(hashes), dtype=bool)
+    first[:1] = True
+    np.not_equal(hashes[1:], hashes[:-1], out=first[1:])
+    np.save(root / "phrases.npy", hashes[first])
+    del hashes
+    ids = np.cumsum(first, dtype=np.int32)
+    ids -= 1
+    del first
+    inv = np.empty(len(ids), dtype=np.int32)
+    inv[order] = ids
+    del order, ids
+    # the lines alternate phrase, paraphrase: left = phrases, right = paraphrases
+    np.save(root / "left.npy", inv[0::2])
+    np.save(root / "right.npy", inv[1::2])
+    del inv
+    starts_all = np.concatenate([*start_parts, np.array([offset], dtype=np.int64)])
+    np.save(root / "starts.npy", starts_all)
+    if not n_entries:
+        max_n = 0
+    meta = {"format": FORMAT, "entries": n_entries, "max_n": max_n, "table_bytes": offset}
     (root / "meta.json").write_text(json.dumps(meta))
 
 

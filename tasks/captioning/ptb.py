@@ -45,6 +45,8 @@ PUNCTUATIONS = frozenset(
     ["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";"]
 )
 
+# The lexer's SPACE class (its blanks; ptb_chars.SPACES holds the wide ones).
+LEXER_BLANKS = " \t\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u3000"
 LINE_BREAKS = "\r\x0b\x0c\x85\u2028\u2029\n"
 _LINE_BREAK_TABLE = str.maketrans({c: " " for c in LINE_BREAKS})
 
@@ -321,39 +323,47 @@ def _run_jar(text: str, timeout: float | None) -> list[str]:
     return lines
 
 
+def _is_blank_line(line: str) -> bool:
+    """True when the lexer sees nothing but blanks on the line (its look-ahead runs on past it)."""
+    return not line.translate(_LINE_BREAK_TABLE).strip(LEXER_BLANKS)
+
+
 def jar_tokenize(
     captions: Sequence[str], successors: Sequence[str | None] | None = None, timeout: float | None = None
 ) -> list[str]:
     """Tokenize with the real CoreNLP 3.4.1 jar, as pycocoevalcap does, line-safe.
 
-    The lexer looks ahead across the line end: "... I." keeps its period when the next line
-    starts with a lower-case letter and loses it before a capital; ":)" on the last line of a
-    file without a final newline comes out as "-rrb-". pycocoevalcap writes all references (and,
-    separately, all candidates) into one file, so a caption's tokens can depend on the caption
-    after it. `successors[i]` is the line that follows caption i in pycocoevalcap's file (None:
-    it is the file's last line); each caption is tokenized followed by exactly that line, so the
-    result is the reference's. Without `successors`, each caption is followed by an empty line.
+    The lexer looks ahead across line ends: "... i." loses its period when the next non-blank
+    line starts with a sentence starter ("However ..."); ":)" on the last line of a file without
+    a final newline comes out as "-rrb-". pycocoevalcap writes all references (and, separately,
+    all candidates) into one file, so a caption's tokens can depend on the captions after it.
+    `successors[i]` is the text that follows caption i's line end in pycocoevalcap's file, as
+    `pycoco_successors` gives it (None: it is the file's last line); each caption is tokenized
+    followed by exactly that text, so the result is the reference's. Without `successors`, the
+    captions are taken as one file in their order.
     """
     if not captions:
         return []
-    succ = list(successors) if successors is not None else [""] * len(captions)
-    paired = [i for i, s in enumerate(succ) if s is not None]
-    last = [i for i, s in enumerate(succ) if s is None]
+    succ = list(successors) if successors is not None else pycoco_successors([captions])
+    # a successor that ends with a line end can be followed by other captions' text without
+    # changing what the lexer sees; one that reaches the end of the file needs a run of its own
+    packed = [i for i, s in enumerate(succ) if s is not None and s.endswith("\n")]
+    alone = [i for i, s in enumerate(succ) if s is None or not s.endswith("\n")]
     out: list[str] = [""] * len(captions)
-    if paired:
-        text = "".join(
-            clean_line_breaks(captions[i]) + "\n" + clean_line_breaks(succ[i] or "") + "\n" for i in paired
-        )
+    if packed:
+        blocks = [clean_line_breaks(captions[i]) + "\n" + succ[i] for i in packed]  # type: ignore[operator]
+        lines = _run_jar("".join(blocks), timeout)
+        expected = sum(b.count("\n") for b in blocks)
+        if len(lines) != expected:
+            raise RuntimeError(f"the PTB tokenizer returned {len(lines)} lines for {expected}; refusing to misalign")
+        at = 0
+        for i, block in zip(packed, blocks, strict=True):
+            out[i] = _strip_punctuation(lines[at])
+            at += block.count("\n")
+    for i in alone:  # the file's last lines, without a final newline (a few per scoring run)
+        text = clean_line_breaks(captions[i]) + ("" if succ[i] is None else "\n" + succ[i])
         lines = _run_jar(text, timeout)
-        if len(lines) != 2 * len(paired):
-            raise RuntimeError(
-                f"the PTB tokenizer returned {len(lines)} lines for {2 * len(paired)}; refusing to misalign"
-            )
-        for k, i in enumerate(paired):
-            out[i] = _strip_punctuation(lines[2 * k])
-    for i in last:  # a file's last line, without a final newline (at most two per scoring run)
-        lines = _run_jar(clean_line_breaks(captions[i]), timeout)
-        if len(lines) > 1:
+        if len(lines) > text.count("\n") + 1:
             raise RuntimeError("the PTB tokenizer split one caption into several lines; refusing to misalign")
         out[i] = _strip_punctuation(lines[0] if lines else "")
     return out
@@ -361,12 +371,29 @@ def jar_tokenize(
 
 def pycoco_successors(groups: Sequence[Sequence[str]]) -> list[str | None]:
     """For captions given as the files pycocoevalcap writes (e.g. [candidates, references]), the
-    line after each caption in its file, None for a file's last line."""
+    text after each caption's line end in its file, as far as the lexer can look from it: the
+    following lines up to the first one that is not blank, with its line end when more lines
+    follow (pycocoevalcap writes no final newline); None for a file's last line. Line breaks
+    inside captions are already spaces here (`clean_line_breaks`)."""
     out: list[str | None] = []
     for g in groups:
-        out.extend(g[1:])
-        if g:
-            out.append(None)
+        lines = [clean_line_breaks(x) for x in g]
+        n = len(lines)
+        # nxt[i]: the first non-blank line at or after i (n: none)
+        nxt = [n] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            nxt[i] = nxt[i + 1] if _is_blank_line(lines[i]) else i
+        for i in range(n):
+            if i == n - 1:
+                out.append(None)
+                continue
+            j = nxt[i + 1]
+            if j == i + 1:  # the common case: the next line is not blank
+                out.append(lines[j] + "\n" if j < n - 1 else lines[j])
+            elif j == n:
+                out.append("\n".join(lines[i + 1 :]))
+            else:
+                out.append("\n".join(lines[i + 1 : j + 1]) + ("\n" if j < n - 1 else ""))
     return out
 
 
@@ -375,14 +402,16 @@ def tokenize(
 ) -> tuple[list[str], int]:
     """Tokenize every caption; returns (tokenized strings, number of captions that needed the jar).
 
-    `successors`: see `jar_tokenize` (only the captions that need the jar use it)."""
+    `successors`: see `pycoco_successors` (default: the captions are one file, in their order)."""
     from vlbench.tasks.captioning.ptb_chunks import extended_tokenize
 
     out = fast_tokenize_many(captions)
-    for i in [i for i, t in enumerate(out) if t is None]:
-        # the jar would see the caption followed by its successor line ("" when none is given)
-        nxt = "" if successors is None else successors[i]
-        out[i] = extended_tokenize(clean_line_breaks(captions[i]), None if nxt is None else clean_line_breaks(nxt))
+    rest = [i for i, t in enumerate(out) if t is None]
+    if rest and successors is None:
+        successors = pycoco_successors([captions])
+    for i in rest:
+        # the jar sees the caption followed by its successor text
+        out[i] = extended_tokenize(clean_line_breaks(captions[i]), successors[i])  # type: ignore[index]
     slow = [i for i, t in enumerate(out) if t is None]
     if slow:
         succ = None if successors is None else [successors[i] for i in slow]

@@ -25,7 +25,7 @@ dashes, ellipses and guillemets are dropped tokens). Each remaining chunk is
 
 A period right after a word is the context-dependent case: decided on the chunk's last token, the
 lexer keeps it on abbreviations ("st.", "inc.", acronyms "t.v.") whatever follows, on single
-letters unless one of SENTENCE_STARTERS follows capitalised (on this line or the next), and on
+letters unless one of SENTENCE_STARTERS follows capitalised after blanks and line ends, and on
 "no." "nos." "prop." only before a digit at most one blank away.
 """
 
@@ -281,17 +281,38 @@ def _punct_run_tokens(run: str, out: list[str]) -> bool:
     return True
 
 
-# After a single letter ("l."), the lexer splits the period off only when one of these words
-# follows, Capitalised or in capitals (measured with the jar over the 8,259 words of the real
-# captions, on the same line and at the start of the next).
-SENTENCE_STARTERS = frozenset(
-    ["a", "about", "according", "after", "an", "as", "at", "but", "he", "her", "here", "if", "in", "it", "last", "many", "more", "now", "once", "one", "other", "she", "since", "so", "some", "such", "that", "the", "their", "then", "there", "these", "they", "this", "we", "what", "when", "while", "yet", "you"]
+# After a one-letter word ("i."), the lexer splits the period off only before a likely sentence
+# start: its rule `{ACRONYM}/({SPACENLS})(starter|{SGML}){SPACENL}` (PTBLexer.flex of CoreNLP
+# 3.4.x, checked against the 3.4.1 jar). The starter's first letter is a case-sensitive class
+# ([H]owever) and the rest is caseless (so "HOWEVER", "HoWever", and Unicode case variants such as
+# "ſ" for s or "ı" for i match, as Python's (?i) does); the blanks before it may run over any
+# number of lines; it must be followed by a blank or a line end (at the end of the file it is not).
+SENTENCE_STARTERS = (
+    "About", "According", "Additionally", "After", "An", "A", "As", "At", "But", "Earlier", "He", "Her", "Here",
+    "However", "If", "In", "It", "Last", "Many", "More", "Mr.", "Ms.", "Now", "Once", "One", "Other", "Our",
+    "She", "Since", "So", "Some", "Such", "That", "The", "Their", "Then", "There", "These", "They", "This",
+    "We", "When", "While", "What", "Yet", "You",
 )
+_SPACENL = "[ \t\u00a0\u2000-\u200a\u3000\n\r\x0b\x0c\x85\u2028\u2029]"
+# The lexer's SGML macro (caseless; [A-Za-z] classes make that moot): <tag attr='v'>, </tag>, <!x>.
+_SGML = (
+    r"<(?:[!?][A-Za-z\-][^>\r\n]*"
+    r"|[A-Za-z][A-Za-z0-9_:.\-]*(?: +(?:[A-Za-z][A-Za-z0-9_:.\-]*"
+    r"|[A-Za-z][A-Za-z0-9_:.\-]* *= *(?:'[^']*'|\"[^\"]*\")))* */?"
+    r"|/[A-Za-z][A-Za-z0-9_:.\-]*) *>"
+)
+_SENTENCE_START = re.compile(
+    _SPACENL + "+(?:"
+    + "|".join(re.escape(w[0]) + "(?i:" + re.escape(w[1:]) + ")" if len(w) > 1 else w for w in SENTENCE_STARTERS)
+    + "|" + _SGML + ")" + _SPACENL
+)
+_SGML_OPEN = re.compile(_SPACENL + "+<")
 
 
 def _period_kept(word: str, following: str | None) -> bool | None:
-    """Whether "word." keeps its period, given the text after it (blanks, at most one line end,
-    then the next line; None: end of file); None when this was not measured."""
+    """Whether "word." keeps its period, given the text after it in the lexer's input (the rest
+    of the line, then the successor text of `ptb.pycoco_successors`; None: end of file); None
+    when this was not measured."""
     low = word.lower()
     if _ACRONYM.match(low):
         return True
@@ -306,17 +327,15 @@ def _period_kept(word: str, following: str | None) -> bool | None:
             return None
         if following is None:
             return True
-        nxt = following.lstrip(_BLANKS + "\n")
-        if not nxt:
-            return None  # an empty next line: the lexer looks further ahead than this module sees
-        m = re.match(r"([A-Za-z]+)(.?)", nxt)
-        if m is None:
-            # a digit, a quote, a bracket, nothing; a tag (<unk>) or other letters: not measured
-            return None if nxt[:1].isalpha() or nxt[:1] == "<" else True
-        w, after = m.group(1), m.group(2)
-        if (after and after not in _BLANKS + "\n") or w not in (w.lower(), w.capitalize(), w.upper()):
-            return None  # "Mr." and the like after the letter were not measured
-        return w.lower() not in SENTENCE_STARTERS or w == w.lower()
+        if _SENTENCE_START.match(following):
+            return False
+        tag = _SGML_OPEN.match(following)
+        if tag and following.endswith("\n") and ("'" in following[tag.end():] or '"' in following[tag.end():]):
+            # a tag's quoted attribute may run on over lines beyond the one seen here (the text
+            # ends with a line end only where the successor text was cut: pycocoevalcap's files
+            # have no final newline); without quotes a tag cannot cross a line end
+            return None
+        return True
     cases = (low, low[:1].upper() + low[1:], low.upper())
     if word not in cases:
         return None if low in _MEASURED_WORDS else False

@@ -380,7 +380,7 @@ def score_captions(captions: list[str], refs: References, warnings: list[str] | 
         columns.append(PER_IMAGE[4])
         blocks.append(M.meteor_from_stats(meteor_stats)[:, None])
     values = np.concatenate([b.reshape(len(refs.ids), -1) for b in blocks], axis=1)
-    table = ItemTable([str(i) for i in refs.ids], columns, values)
+    table = ItemTable([str(i) for i in refs.ids], columns, values, unit="image")
     extra: dict[str, Any] = {
         "notes": [CIDER_NAME_NOTE],
         "pycocoevalcap_names": PYCOCOEVALCAP_NAMES,

@@ -37,6 +37,9 @@ class Query:
     present_classes: tuple[str, ...]
     removed_boxes: tuple[tuple[float, float, float, float], ...]
     group: str | None = None
+    # The matched query of the other group (mini v3.0+); written only when known, so manifests
+    # of sources without matched pairs keep their bytes.
+    matched_query_id: str | None = None
 
 
 @dataclass
@@ -66,6 +69,9 @@ def build_manifest(
     present = pack_classes([[index[c] for c in q.present_classes] for q in queries], n)
     r = count_relevant(caption_masks, removed, present) if queries else np.zeros(0, np.int64)
     kept = [(q, int(k)) for q, k in zip(queries, r, strict=True) if k > 0 or not drop_unanswerable]
+    # Matched pairs stay pairs: a query whose match was dropped goes too.
+    kept_ids = {q.id for q, _ in kept}
+    kept = [(q, k) for q, k in kept if q.matched_query_id is None or q.matched_query_id in kept_ids]
     groups = sorted({q.group for q, _ in kept if q.group is not None})
     return {
         "format": FORMAT,
@@ -90,6 +96,7 @@ def build_manifest(
                 "present_classes": list(q.present_classes),
                 "removed_boxes": [list(b) for b in q.removed_boxes],
                 "group": q.group,
+                **({"matched_query_id": q.matched_query_id} if q.matched_query_id is not None else {}),
                 "n_relevant": k,
             }
             for q, k in kept
@@ -195,6 +202,7 @@ class GroundTruth:
     caption_index: CaptionIndex
     caption_masks: np.ndarray  # (N, B) packed
     raw: dict[str, Any]
+    query_sources: list[str]  # (Q,) the source image of each query, as a string
 
 
 def load_manifest(path: Path) -> GroundTruth:
@@ -220,4 +228,5 @@ def load_manifest(path: Path) -> GroundTruth:
         caption_index=CaptionIndex(gallery["caption_ids"]),
         caption_masks=pack_csr(indptr, flat, n),
         raw=doc,
+        query_sources=[str(q["source_image_id"]) for q in queries],
     )

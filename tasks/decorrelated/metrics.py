@@ -89,3 +89,23 @@ def _words(masks: np.ndarray) -> np.ndarray:
     pad = (-masks.shape[1]) % 8
     padded = np.pad(masks, ((0, 0), (0, pad))) if pad else np.ascontiguousarray(masks)
     return padded.view(np.uint64)
+
+
+def expected_average_precision_at_k(n_relevant: np.ndarray, n_gallery: int, k: int) -> np.ndarray:
+    """E[AP@k] of random ranking: the top k are k gallery captions drawn uniformly without
+    replacement (what `random_predictions` submits), R of the N captions correct.
+
+    By linearity, with P(rank i correct) = R/N and P(ranks i and j correct) = R(R-1)/(N(N-1)):
+    E[P(i) rel(i)] = (R/N) (1 + (i-1)(R-1)/(N-1)) / i, summed over i <= k and divided by min(k, R).
+    Exact (no sampling): the chance row is this expectation, not one random draw.
+    """
+    r = np.asarray(n_relevant, dtype=np.float64)
+    n = float(n_gallery)
+    if k > n_gallery:
+        raise ValueError(f"a gallery of {n_gallery} captions has no top {k}")
+    i = np.arange(1, k + 1, dtype=np.float64)
+    pair = (r - 1.0) / (n - 1.0) if n > 1 else np.zeros_like(r)
+    per_rank = (r / n)[:, None] * (1.0 + (i - 1.0)[None, :] * pair[:, None]) / i[None, :]
+    denom = np.minimum(float(k), r)
+    total = per_rank.sum(axis=1)
+    return np.divide(total, denom, out=np.zeros_like(total), where=denom > 0)

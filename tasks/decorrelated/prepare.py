@@ -271,6 +271,8 @@ def prepare_mini(benchmark_id: str, source: Path, matcher: MentionMatcher | None
             present_classes=tuple(q["present_classes"]),
             removed_boxes=tuple(tuple(b) for b in q["removed_boxes"]),
             group=q.get("group"),
+            # Version 1 files (mini-decorrelated v2.0) predate keeping the matched pairs.
+            matched_query_id=str(q["matched_query_id"]) if doc.get("version", 1) >= 2 else None,
         )
         for q in doc["queries"]
     ]

@@ -75,7 +75,9 @@ class DecorrelatedRetrievalTask(TaskType):
             for k, v in zip(KS, values[: len(KS)], strict=True):
                 columns.append(f"ODmAP@{k}/{g}")
                 values.append(v * member)
-        return ItemTable(list(gt.query_ids), columns, np.column_stack(values))
+        # Queries made from one source image are drawn together by the bootstrap.
+        return ItemTable(list(gt.query_ids), columns, np.column_stack(values), unit="source image",
+                         clusters=list(gt.query_sources))
 
     def score(self, parsed: np.ndarray, ground_truth: GroundTruth, benchmark: Benchmark) -> TaskScores:
         gt = ground_truth

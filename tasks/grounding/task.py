@@ -639,7 +639,9 @@ def score_parsed(parsed: Parsed, gt: GroundTruth, iou_threshold: float) -> TaskS
         extra["warnings"] = warnings
     return TaskScores(
         scores=scores,
-        items={POPULATION: ItemTable(ids, item_columns(gt.types), values)},
+        # The bootstrap draws images: the phrases of one image are not independent.
+        items={POPULATION: ItemTable(ids, item_columns(gt.types), values, unit="image",
+                                     clusters=[str(gt.image_ids[i]) for i in gt.p_image])},
         n={"phrases": n, "sentences": gt.n_sentences_scored, "images": len(gt.image_ids),
            "phrases_with_boxes": with_boxes},
         extra=extra,

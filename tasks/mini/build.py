@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,7 @@ from vlbench.tasks.mini.formats import (
 )
 from vlbench.tasks.mini.queries import choose_queries, manifest
 from vlbench.tasks.mini.scene import (
+    DependentRule,
     LayoutConfig,
     Scene,
     SplitSpec,
@@ -53,15 +54,46 @@ class MiniConfig:
     # pairs (6,000 give 3xx; the tau rules and exact matching keep about 5.6% of the images).
     n_pool: int = 6000
     layout: LayoutConfig = field(default_factory=LayoutConfig)
+    # The v3 world (`v3_config`; tasks/mini/README.md, pre-registration). None / False: the v2
+    # world. `dependents` replaces the symmetric partner mechanism in train and the pool (val and
+    # test stay balanced); `shape_captions` drops colour words and background phrases;
+    # `one_query_per_image` lets each pool image give at most one query.
+    dependents: DependentRule | None = None
+    shape_captions: bool = False
+    one_query_per_image: bool = False
 
     def splits(self) -> list[SplitSpec]:
         counts = (self.n_train, self.n_val, self.n_test)
         probs = (self.train_partner_prob, self.eval_partner_prob, self.eval_partner_prob)
         out, first = [], 1
         for name, n, p in zip(SPLITS, counts, probs, strict=True):
-            out.append(SplitSpec(name, first, n, p))
+            out.append(SplitSpec(name, first, n, p, self.dependents if name == "train" else None))
             first += n
         return out
+
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        """The shortcut's class pairs: (cue, dependent) in a v3 world, partners in v2."""
+        return self.dependents.pairs if self.dependents is not None else PARTNER_PAIRS
+
+
+# mini-decorrelated v3's pairs, (cue, dependent): the v2 partner pairs, now directed.
+CUE_DEPENDENT: tuple[tuple[str, str], ...] = (("star", "ring"), ("heart", "arrow"), ("triangle", "disc"))
+V3_SEED = 3
+
+
+def v3_config(n_pool: int = 36000) -> MiniConfig:
+    """The world of mini-decorrelated v3, as pre-registered in tasks/mini/README.md: a cue brings
+    its dependent with probability 0.95 in train and the pool, dependents never appear without a
+    cue and are drawn at 0.6x size, captions name shapes, counts and relations only, and each pool
+    image gives at most one query. Its own seed, so no image is shared with the v2 world."""
+    return MiniConfig(
+        seed=V3_SEED,
+        n_pool=n_pool,
+        layout=LayoutConfig(small_classes=tuple(d for _, d in CUE_DEPENDENT), small_scale=0.6),
+        dependents=DependentRule(CUE_DEPENDENT, 0.95),
+        shape_captions=True,
+        one_query_per_image=True,
+    )
 
 
 # Random-stream keys of the splits that are not Karpathy splits: the removal-source pool and the
@@ -74,14 +106,15 @@ UNBIASED_TRAIN_KEY = 4
 def iter_pool(config: MiniConfig) -> Iterator[Scene]:
     """The query-source pool: ids after the test split, drawn with the train partner rule."""
     first = sum(s.count for s in config.splits()) + 1
-    spec = SplitSpec("pool", first, config.n_pool, config.train_partner_prob)
+    spec = SplitSpec("pool", first, config.n_pool, config.train_partner_prob, config.dependents)
     for i in range(config.n_pool):
         yield sample_scene(np.random.default_rng([config.seed, POOL_KEY, i, 0]), first + i, spec, config.layout)
 
 
 def iter_unbiased_train(config: MiniConfig) -> Iterator[Scene]:
     """Train's twin without the shortcut: same ids, count and layout, eval partner rule."""
-    spec = SplitSpec("train", 1, config.n_train, config.eval_partner_prob)
+    twin = replace(config.dependents, twin=True) if config.dependents is not None else None
+    spec = SplitSpec("train", 1, config.n_train, config.eval_partner_prob, twin)
     for i in range(config.n_train):
         yield sample_scene(np.random.default_rng([config.seed, UNBIASED_TRAIN_KEY, i, 0]), 1 + i, spec, config.layout)
 
@@ -89,7 +122,7 @@ def iter_unbiased_train(config: MiniConfig) -> Iterator[Scene]:
 def unbiased_train_captions(config: MiniConfig, scene: Scene) -> list[Caption]:
     """Captions of a twin scene, from the twin's own stream (same templates as train)."""
     rng = np.random.default_rng([config.seed, UNBIASED_TRAIN_KEY, scene.image_id - 1, 1])
-    return make_captions(rng, scene, config.captions_per_image)
+    return make_captions(rng, scene, config.captions_per_image, config.shape_captions)
 
 
 def write_unbiased_train(out: Path, config: MiniConfig | None = None) -> Path:
@@ -123,7 +156,7 @@ def scene_captions(config: MiniConfig, scene: Scene) -> list[Caption]:
     k = SPLITS.index(scene.split)
     i = scene.image_id - config.splits()[k].first_id
     rng = np.random.default_rng([config.seed, k, i, 1])
-    return make_captions(rng, scene, config.captions_per_image)
+    return make_captions(rng, scene, config.captions_per_image, config.shape_captions)
 
 
 def _write_json(path: Path, obj: object) -> Path:
@@ -212,10 +245,12 @@ def write_mini_benchmark(
             )
         )
 
+    directed = config.dependents is not None
     with stage("choosing the decorrelated queries"):
-        queries = choose_queries(list(iter_pool(config)))
+        queries = choose_queries(list(iter_pool(config)), pairs=config.pairs(), directed=directed,
+                                 one_per_image=config.one_query_per_image)
     written.append(
-        _write_json(out / "decorrelated" / "queries.json", manifest(queries, PARTNER_PAIRS))
+        _write_json(out / "decorrelated" / "queries.json", manifest(queries, config.pairs(), directed=directed))
     )
     if images:
         for q in progress(queries, desc="decorrelated query images", unit="img"):

@@ -8,7 +8,7 @@ objects of one class in the image, or the background). From the segments come th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -241,8 +241,17 @@ def _t_only(rng, scene, groups):
     return ["only", _noun_phrase(rng, groups[0]), "on", _background_phrase(rng, scene)]
 
 
-def _templates(scene: Scene, groups: list[Group]) -> list[Template]:
-    out: list[Template] = [_t_on_background, _t_picture_of, _t_there_are, _t_showing, _t_drawn_on]
+def _t_only_here(rng, scene, groups):
+    return ["only", _noun_phrase(rng, groups[0]), _pick(rng, ("here", "in this image", "in the picture"))]
+
+
+def _templates(scene: Scene, groups: list[Group], shapes_only: bool = False) -> list[Template]:
+    if shapes_only:  # v3: classes, counts and relations; no background (and no colour: make_captions)
+        out: list[Template] = [_t_picture_of, _t_there_are, _t_showing]
+        if len(groups) >= 2:
+            return [*out, _t_relation, _t_relation, _t_next_to]
+        return [*out, _t_only_here, *([_t_region] if groups[0].count == 1 else [])]
+    out = [_t_on_background, _t_picture_of, _t_there_are, _t_showing, _t_drawn_on]
     if len(groups) >= 2:
         out += [_t_relation, _t_relation, _t_next_to]
     else:
@@ -252,11 +261,15 @@ def _templates(scene: Scene, groups: list[Group]) -> list[Template]:
     return out
 
 
-def make_captions(rng: np.random.Generator, scene: Scene, n: int = 5) -> list[Caption]:
+def make_captions(rng: np.random.Generator, scene: Scene, n: int = 5, shapes_only: bool = False) -> list[Caption]:
     """`n` distinct captions; templates are used in turn in a random order, repeating (with other
-    words) only when the scene has fewer templates than captions."""
+    words) only when the scene has fewer templates than captions. `shapes_only` (the v3 world):
+    no colour words and no background phrases, so a caption is told apart by shapes, counts and
+    positions only."""
     groups = groups_of(scene)
-    templates = _templates(scene, groups)
+    if shapes_only:
+        groups = [replace(g, colour=None) for g in groups]
+    templates = _templates(scene, groups, shapes_only)
     order = [int(i) for i in rng.permutation(len(templates))]
     caps: list[Caption] = []
     seen: set[str] = set()

@@ -1,12 +1,15 @@
-"""Object-removed test queries for the decorrelated task, in two matched groups.
+"""Object-removed queries for the decorrelated task, in two matched groups.
 
-Candidate removals of each test image come from `tasks.decorrelated.removal` (the paper's tau
-rules, shared with the decorrelated task). A removal is a **partner** removal when a removed class
-is the shortcut partner of a class that stays: a model that learned "star implies ring" is drawn
-to captions naming the removed ring. A **control** is a removal that takes away no partner of a
-remaining class. Each partner removal is matched to one unused control of the test split whose
-remaining classes are exactly the same, so the two groups differ only in what was removed; only
-matched pairs are used, so the groups have equal size and the same remaining-class mix.
+The source images are the query pool (`build.iter_pool`: drawn like train, with the shortcut, never
+shown to a model; since mini-decorrelated v2.0, not the test split). Candidate removals of each
+pool image come from `tasks.decorrelated.removal` (the paper's tau rules, shared with the
+decorrelated task). A removal is a **partner** removal when a removed class is the shortcut partner
+of a class that stays: a model that learned "star implies ring" is drawn to captions naming the
+removed ring. A **control** is a removal that takes away no partner of a remaining class. Each
+partner removal is matched to one unused control from the pool whose remaining classes are exactly
+the same, so the two groups differ only in what was removed; only matched pairs are used, so the
+groups have equal size and the same remaining-class mix. One pool image may give several queries
+(the bootstrap resamples source images for that reason).
 """
 
 from __future__ import annotations
@@ -43,6 +46,11 @@ def is_partner_removal(r: Removal) -> bool:
     return any(partner_of(c) in r.removed_classes for c in r.present_classes)
 
 
+def removes_dependent(r: Removal, pairs: Sequence[tuple[str, str]]) -> bool:
+    """v3's partner removal: a removed class is the dependent of a cue that stays."""
+    return any(cue in r.present_classes and dependent in r.removed_classes for cue, dependent in pairs)
+
+
 def scene_objects(scene: Scene) -> list[tuple[str, tuple[float, float, float, float]]]:
     return [
         (o.cls, tuple(float(v) for v in b)) for o, b in zip(scene.objects, scene.boxes, strict=True)
@@ -50,23 +58,42 @@ def scene_objects(scene: Scene) -> list[tuple[str, tuple[float, float, float, fl
 
 
 def choose_queries(
-    scenes: Sequence[Scene], tau1: float = TAU1, tau2: float = TAU2, tau3: float = TAU3
+    scenes: Sequence[Scene], tau1: float = TAU1, tau2: float = TAU2, tau3: float = TAU3, *,
+    pairs: Sequence[tuple[str, str]] | None = None, directed: bool = False, one_per_image: bool = False,
 ) -> list[Query]:
     """Partner removals, each matched to the first unused control with the same remaining classes
     (scenes in id order, removals in class order: deterministic); unmatched ones are dropped.
-    Matching is within equality classes of the remaining set, so greedy matching is maximal."""
+    Matching is within equality classes of the remaining set, so greedy matching is maximal.
+
+    `directed` (v3): a partner removal removes the dependent of a remaining cue (`pairs` are
+    (cue, dependent)). `one_per_image` (v3): an image gives at most one query, so a partner and
+    its control come from two images and neither image is used again (greedy, no longer maximal)."""
     partners: list[tuple[Scene, Removal]] = []
     controls: list[tuple[Scene, Removal]] = []
     for scene in sorted(scenes, key=lambda s: s.image_id):
         objects = scene_objects(scene)
         for r in candidate_removals(objects, scene.width, scene.height, tau1, tau2, tau3):
-            (partners if is_partner_removal(r) else controls).append((scene, r))
+            partner = removes_dependent(r, pairs or ()) if directed else is_partner_removal(r)
+            (partners if partner else controls).append((scene, r))
     used: set[int] = set()
+    used_images: set[int] = set()
     queries: list[Query] = []
+    # Controls by remaining classes, in order: the first unused one of the partner's set is the
+    # first unused one of the whole list with that set (a scan of the whole list was quadratic).
+    by_remaining: dict[tuple[str, ...], list[int]] = {}
+    for k, (_, c) in enumerate(controls):
+        by_remaining.setdefault(c.present_classes, []).append(k)
     for p_scene, p in partners:
-        for k, (c_scene, c) in enumerate(controls):
-            if k not in used and c.present_classes == p.present_classes:
+        if p_scene.image_id in used_images:
+            continue
+        for k in by_remaining.get(p.present_classes, []):
+            c_scene, c = controls[k]
+            if one_per_image and (c_scene.image_id in used_images or c_scene.image_id == p_scene.image_id):
+                continue
+            if k not in used:
                 used.add(k)
+                if one_per_image:
+                    used_images.update((p_scene.image_id, c_scene.image_id))
                 pid = len(queries) + 1
                 queries.append(Query(pid, p_scene, p, PARTNER, pid + 1))
                 queries.append(Query(pid + 1, c_scene, c, CONTROL, pid))
@@ -80,11 +107,16 @@ def manifest(
     tau1: float = TAU1,
     tau2: float = TAU2,
     tau3: float = TAU3,
+    directed: bool = False,
 ) -> dict:
+    """The removals file. Version 2 (v3 worlds): pairs are (cue, dependent), `params.directed`."""
+    params: dict = {"tau1": tau1, "tau2": tau2, "tau3": tau3, "fill": "exact"}
+    if directed:
+        params["directed"] = True
     return {
         "format": "vlbench-mini-removals",
-        "version": 1,
-        "params": {"tau1": tau1, "tau2": tau2, "tau3": tau3, "fill": "exact"},
+        "version": 2 if directed else 1,
+        "params": params,
         "partner_pairs": [list(p) for p in partner_pairs],
         "queries": [
             {

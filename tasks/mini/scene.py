@@ -45,12 +45,25 @@ GRADIENT_DIRECTIONS = ("horizontal", "vertical", "diagonal")
 
 
 @dataclass(frozen=True)
+class DependentRule:
+    """mini-decorrelated v3's shortcut (tasks/mini/README.md, pre-registration): a cue brings its
+    dependent, and a dependent never appears without a cue. `twin`: the unbiased twin's rule, the
+    same coin flips, but a coin adds the dependent of a uniformly drawn pair, not the cue's own."""
+
+    pairs: tuple[tuple[str, str], ...]  # (cue, dependent)
+    prob: float  # P(a dependent is added | a cue is drawn with room for it)
+    twin: bool = False
+
+
+@dataclass(frozen=True)
 class SplitSpec:
     name: str
     first_id: int
     count: int
     # P(partner present | class present) in images with two or more objects.
     partner_prob: float | None
+    # v3 worlds: the cue -> dependent rule replaces the symmetric partner mechanism.
+    dependents: DependentRule | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +88,9 @@ class LayoutConfig:
     min_visible: float = 0.5
     # Probability that all objects of one class share a colour.
     same_colour_prob: float = 0.7
+    # Classes drawn smaller than the others (v3: the dependents, harder to see than their cues).
+    small_classes: tuple[str, ...] = ()
+    small_scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -353,6 +369,44 @@ def sample_classes(
     return chosen
 
 
+def sample_dependent_classes(
+    rng: np.random.Generator, n: int, rule: DependentRule, cfg: LayoutConfig
+) -> list[str]:
+    """The distinct classes of an image with `n` objects under a cue -> dependent rule.
+
+    Classes are drawn one at a time, uniformly among the cues and free classes (a dependent is
+    never drawn for itself, so never alone and never without a cue); a drawn cue with room left
+    brings a dependent with probability `rule.prob`: its own, or, in the twin, the dependent of a
+    uniformly drawn pair (among those not yet in the image). The number of classes per image and
+    each class's expected frequency are the same in both."""
+    dependent_of = dict(rule.pairs)
+    dependents = [d for _, d in rule.pairs]
+    drawable = [c for c in CLASSES if c not in dependents]
+    if n == 1:
+        return [drawable[int(rng.integers(len(drawable)))]]
+    k_max = min(n, cfg.max_classes)
+    chosen: list[str] = []
+    while True:
+        room = k_max - len(chosen)
+        allowed = [c for c in drawable if c not in chosen]
+        if room == 1:
+            # A cue needs room for its dependent's coin flip.
+            allowed = [c for c in allowed if c not in dependent_of]
+        if not allowed:
+            break
+        c = allowed[int(rng.integers(len(allowed)))]
+        chosen.append(c)
+        if c in dependent_of and rng.random() < rule.prob:
+            if rule.twin:
+                options = [d for d in dependents if d not in chosen]
+                chosen.append(options[int(rng.integers(len(options)))])
+            else:
+                chosen.append(dependent_of[c])
+        if len(chosen) >= k_max or rng.random() >= cfg.more_classes_prob:
+            break
+    return chosen
+
+
 def _sample_background(rng: np.random.Generator) -> Background:
     names = list(BACKGROUND_COLOURS)
     kind = BACKGROUND_KINDS[int(rng.integers(len(BACKGROUND_KINDS)))]
@@ -392,15 +446,16 @@ def _place(
     side = min(cfg.width, cfg.height)
     variant = int(rng.integers(4))
     for _ in range(200):
+        scale = cfg.small_scale if cls in cfg.small_classes else 1.0
         if nest_in is not None:
-            half = float(rng.uniform(0.06, 0.085)) * side
+            half = float(rng.uniform(0.06, 0.085)) * side * scale
             sx = half * float(rng.uniform(0.9, 1.1))
             sy = half * float(rng.uniform(0.9, 1.1))
             # Centre well inside the host, so the nested box lies inside the host's box.
             cx = float(rng.uniform(nest_in.cx - 0.35 * nest_in.sx, nest_in.cx + 0.35 * nest_in.sx))
             cy = float(rng.uniform(nest_in.cy - 0.35 * nest_in.sy, nest_in.cy + 0.35 * nest_in.sy))
             return Obj(cls, colour, cx, cy, sx, sy, variant)
-        half = float(rng.uniform(cfg.min_size, cfg.max_size)) * side / 2
+        half = float(rng.uniform(cfg.min_size, cfg.max_size)) * side / 2 * scale
         sx = half * float(rng.uniform(0.88, 1.12))
         sy = half * float(rng.uniform(0.88, 1.12))
         cx = float(rng.uniform(sx + 1, cfg.width - sx - 1))
@@ -416,7 +471,10 @@ def sample_scene(
 ) -> Scene:
     """One scene: the number of objects is drawn first, then the classes, then the layout."""
     n = int(rng.integers(cfg.min_objects, cfg.max_objects + 1))
-    classes = sample_classes(rng, n, split.partner_prob, cfg)
+    if split.dependents is not None:
+        classes = sample_dependent_classes(rng, n, split.dependents, cfg)
+    else:
+        classes = sample_classes(rng, n, split.partner_prob, cfg)
     # One object per chosen class, the rest spread over the chosen classes.
     per_object = list(classes) + [
         classes[int(rng.integers(len(classes)))] for _ in range(n - len(classes))

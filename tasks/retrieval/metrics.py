@@ -43,3 +43,14 @@ def rsum(recalls: Sequence[T]) -> T:
     """RSUM: the sum of the six recalls in percent points (floats, or arrays of bootstrap
     replicates, element-wise)."""
     return 100.0 * sum(recalls)  # type: ignore[return-value]
+
+
+def expected_hit_at_k(n_relevant: np.ndarray, n_gallery: np.ndarray, k: int) -> np.ndarray:
+    """P(hit at k) of random ranking (k of the N gallery items drawn uniformly without
+    replacement, r of them correct): 1 - C(N - r, k) / C(N, k), as a product of k ratios."""
+    r = np.asarray(n_relevant, dtype=np.float64)
+    n = np.asarray(n_gallery, dtype=np.float64)
+    miss = np.ones(np.broadcast(r, n).shape)
+    for j in range(k):
+        miss = miss * np.clip((n - r - j) / (n - j), 0.0, 1.0)
+    return 1.0 - miss

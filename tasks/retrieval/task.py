@@ -106,9 +106,12 @@ class RetrievalTask(TaskType):
         i2t = image_to_text_hits(parsed["image_to_text"], gt.caption_image)
         t2i = text_to_image_hits(parsed["text_to_image"], gt.caption_image)
         columns = [f"R@{k}" for k in KS]
+        # The bootstrap draws images: an image brings its image query and its caption queries.
+        images = [str(i) for i in gt.images]
         items = {
-            "image_to_text": ItemTable(list(gt.images), columns, i2t),
-            "text_to_image": ItemTable(list(gt.captions), columns, t2i),
+            "image_to_text": ItemTable(list(gt.images), columns, i2t, unit="image", clusters=images),
+            "text_to_image": ItemTable(list(gt.captions), columns, t2i, unit="image",
+                                       clusters=[images[i] for i in gt.caption_image]),
         }
         return TaskScores(
             scores=self.point_scores(benchmark, items),

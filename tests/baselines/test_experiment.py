@@ -11,14 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from vlbench.baselines.analysis import mean_tables
+from vlbench.baselines.analysis import _paired_runs
 from vlbench.baselines.experiment import get_experiment, job_argv, plan_jobs
 from vlbench.cli import main
 from vlbench.errors import UsageError
-from vlbench.item_table import ItemTable
 from vlbench.scoring import score_file
 from vlbench.submission import validate_file
 
@@ -55,6 +53,17 @@ def test_quick_writes_the_report_and_valid_submissions(quick: Path, data_dir: Pa
         assert {(a, b, f"seed {s}") for s in exp.seeds} | {(a, b, "pooled")} <= overs
     readme = (results / "README.md").read_text()
     assert "ODmAP@1/partner" in readme and "ODmAP@1/control" in readme and "i2t_R@1" in readme
+    # the gates and the primary result are reported, whatever they show (no claim on any sign)
+    pre = doc["preregistered"]
+    assert [g["gate"].split()[0] for g in pre["gates"]] == ["G1", "G2", "V"]
+    assert all(isinstance(g["passed"], bool) for g in pre["gates"])
+    assert pre["primary"]["metric"] == "ODmAP@1/partner" and len(pre["primary"]["ci95"]) == 2
+    assert isinstance(pre["secondary"]["non_inferior"], bool)
+    assert "Validity gates" in readme and "Primary result" in readme
+    assert "expected value of random ranking" in readme
+    moved = doc["fine_tune_moved"]
+    assert {(m["arm"], m["seed"]) for m in moved} == {(a, s) for a in ("control", "synthetic") for s in exp.seeds}
+    assert all(0.0 <= m["top1_changed"] <= 1.0 for m in moved) and "Did the fine-tunes move" in readme
     for arm in arms:
         for seed in exp.seeds:
             for benchmark in ("mini-decorrelated", "mini-retrieval"):
@@ -105,11 +114,10 @@ def test_jobs_are_one_recipe_command_each(tmp_path: Path) -> None:
     assert "mini_train=unbiased" in unbiased.sets
 
 
-def test_pooling_averages_per_item_statistics_over_seeds() -> None:
-    a = {"q": ItemTable(["1", "2"], ["x"], np.array([[1.0], [0.0]]))}
-    b = {"q": ItemTable(["2", "1"], ["x"], np.array([[1.0], [0.0]]))}  # other row order
-    pooled = mean_tables([a, b])
-    assert pooled["q"].ids == ["1", "2"] and pooled["q"].values.ravel().tolist() == [0.5, 0.5]
+def test_runs_fine_tuned_from_one_seed_are_paired() -> None:
+    exp = get_experiment("mini-odmap")
+    assert _paired_runs(exp, "synthetic", "control") and _paired_runs(exp, "synthetic", "biased")
+    assert not _paired_runs(exp, "unbiased", "biased")
 
 
 @pytest.mark.parametrize(("argv", "message"), [

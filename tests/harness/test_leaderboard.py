@@ -97,8 +97,8 @@ def test_build_without_java_keeps_published_meteor(tmp_path: Path, monkeypatch: 
     assert report.scored == []  # from the cache
     meteor = json.loads((lb / "leaderboard.json").read_text())["boards"][0]["entries"][0]["scores"]["METEOR"]
     assert meteor is not None and meteor > 0
-    with pytest.raises(UsageError, match="could not compute metrics the leaderboard shows.*METEOR"):
-        leaderboard.build_and_publish(subs, lb, quiet=True, resamples=1000, rebuild=True, allow_drop=True)
+    # a rebuild without Java computes METEOR in Python: the published value, to the last bit
+    leaderboard.build_and_publish(subs, lb, quiet=True, resamples=1000, rebuild=True, allow_drop=True)
     assert json.loads((lb / "leaderboard.json").read_text())["boards"][0]["entries"][0]["scores"]["METEOR"] == meteor
 
 

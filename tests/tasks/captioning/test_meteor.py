@@ -1,5 +1,6 @@
-"""METEOR: the pipelined jar run (with the filtered paraphrase table, as by default) and the Python
-aggregation against pycocoevalcap's Meteor (1e-6), and the 'unavailable' path."""
+"""METEOR as vlbench computes it by default (in Python, `meteor_python`) and the Python aggregation
+against pycocoevalcap's Meteor (1e-6), and the 'unavailable' path of the jar backend. (Segment by
+segment equality of the Python statistics with the jar: `test_meteor_python.py`.)"""
 
 from __future__ import annotations
 
@@ -71,7 +72,8 @@ def test_meteor_bootstrap_columns(both):
     assert float(TASK.metrics_from_means(None, means)["METEOR"][0]) == pytest.approx(s.scores["METEOR"], abs=1e-12)
 
 
-def test_missing_java_reports_meteor_unavailable(monkeypatch, tmp_path):
+def test_missing_java_reports_meteor_unavailable_on_the_jar_backend(monkeypatch, tmp_path):
+    monkeypatch.setenv("VLBENCH_METEOR", "jar")
     monkeypatch.setenv("VLBENCH_JAVA", str(tmp_path / "no-java"))
     cands, refs = SETS["seed004"]
     s = score_captions(cands, refs_of(refs))

@@ -8,6 +8,7 @@ import pytest
 from vlbench.tasks.decorrelated.metrics import (
     average_precision_at_k,
     count_relevant,
+    expected_average_precision_at_k,
     pack_classes,
     pack_csr,
     relevance,
@@ -91,3 +92,14 @@ def test_pack_csr_equals_pack_classes() -> None:
     indptr = np.array([0, 2, 2, 3, 6])
     flat = np.array([0, 9, 3, 1, 2, 8])
     assert np.array_equal(pack_csr(indptr, flat, 10), pack_classes(sets, 10))
+
+
+@pytest.mark.parametrize(("n", "r", "k"), [(6, 2, 3), (7, 1, 1), (7, 3, 5), (5, 5, 3), (6, 0, 2), (8, 4, 1)])
+def test_expected_ap_is_the_mean_over_every_ordered_top_k(n: int, r: int, k: int) -> None:
+    """Chance rows: every ordered draw of k of n captions (r correct), enumerated."""
+    from itertools import permutations
+
+    correct = np.array([True] * r + [False] * (n - r))
+    draws = np.array([correct[list(p)] for p in permutations(range(n), k)])
+    direct = average_precision_at_k(draws, np.full(len(draws), r), k).mean()
+    assert expected_average_precision_at_k(np.array([r]), n, k)[0] == pytest.approx(direct, rel=1e-12, abs=1e-15)

@@ -6,7 +6,13 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vlbench.tasks.retrieval.metrics import hits_at_k, image_to_text_hits, rsum, text_to_image_hits
+from vlbench.tasks.retrieval.metrics import (
+    expected_hit_at_k,
+    hits_at_k,
+    image_to_text_hits,
+    rsum,
+    text_to_image_hits,
+)
 
 
 def brute_force_recalls(sim: np.ndarray, caption_image: np.ndarray, k: int) -> tuple[float, float]:
@@ -69,3 +75,14 @@ def test_hits_at_k_by_hand() -> None:
 
 def test_rsum_is_percent_points() -> None:
     assert rsum([0.5, 0.75, 0.875, 0.25, 0.5, 0.625]) == 350.0
+
+
+def test_expected_hit_is_the_mean_over_every_ordered_top_k() -> None:
+    """Chance rows: every ordered draw of k of n items (r correct), enumerated."""
+    from itertools import permutations
+
+    for n, r, k in [(6, 1, 1), (6, 2, 3), (7, 5, 3), (5, 1, 5)]:
+        correct = np.array([True] * r + [False] * (n - r))
+        draws = np.array([correct[list(p)] for p in permutations(range(n), k)])
+        direct = hits_at_k(draws, (k,)).mean()
+        assert abs(float(expected_hit_at_k(np.array([r]), np.array([n]), k)[0]) - direct) < 1e-12

@@ -1,0 +1,185 @@
+"""METEOR in Python (`meteor_python`) against the Meteor 1.5 jar, statistic by statistic: every
+segment of the 5 real caption sets, the fidelity sets of the other tests, and generated hard cases
+(repeated words, equal-scoring alignments, synonyms across stems, overlapping and multi-word
+paraphrases, empty and one-word hypotheses, numbers, hyphens, non-ASCII words, hash-colliding
+words, captions long enough for the beam to prune). The jar comparisons need Java; the checks
+without it pin values established with the jar and pycocoevalcap."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+import realdata
+from conftest import SETS, generated_set, needs_java, refs_of
+from meteor_index import real_index_cache
+
+from vlbench.tasks.captioning import metrics as M
+from vlbench.tasks.captioning.java import meteor_jar
+from vlbench.tasks.captioning.meteor import MeteorProcess
+from vlbench.tasks.captioning.meteor_python import java_hash, load_resources
+
+
+def _both(cands: list[str], refs: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+    cache = real_index_cache()
+    with MeteorProcess(cache=cache, backend="python") as py:
+        ours = py.stats(cands, refs)
+    with MeteorProcess(cache=cache, backend="jar") as jar:
+        theirs = jar.stats(cands, refs)
+    return ours, theirs
+
+
+def _assert_equal(ours: np.ndarray, theirs: np.ndarray, cands: list[str], refs: list[list[str]]) -> None:
+    bad = np.flatnonzero(np.any(ours != theirs, axis=1))
+    assert bad.size == 0, [(cands[i], refs[i], ours[i].tolist(), theirs[i].tolist()) for i in bad[:3]]
+    agg_ours = float(M.meteor_from_stats(M.meteor_aggregate(ours)))
+    agg_theirs = float(M.meteor_from_stats(M.meteor_aggregate(theirs)))
+    assert agg_ours == agg_theirs
+
+
+@needs_java
+@pytest.mark.skipif(not realdata.available(), reason="../shared/realdata is absent")
+def test_real_caption_sets_equal_the_jar():
+    """All 42,657 real captions (8,906 segments), PTB-tokenized as pycocoevalcap does."""
+    from vlbench.tasks.captioning.ptb import pycoco_successors, tokenize
+
+    total = 0
+    for name in realdata.SETS:
+        cands, flat = realdata.pycoco_files(name)
+        _, _, records, doc = realdata.load_set(name)
+        per_image: dict[object, int] = {}
+        for a in doc["annotations"]:
+            per_image[a["image_id"]] = per_image.get(a["image_id"], 0) + 1
+        present = {c["image_id"] for c in records}
+        counts = [per_image[i] for i in [img["id"] for img in doc["images"]] if i in present]
+        tok, _ = tokenize(cands + flat, pycoco_successors([cands, flat]))
+        hyps, rest = tok[: len(cands)], tok[len(cands) :]
+        refs, at = [], 0
+        for k in counts:
+            refs.append(rest[at : at + k])
+            at += k
+        total += len(cands) + len(flat)
+        _assert_equal(*_both(hyps, refs), hyps, refs)
+    assert total == 42_657
+
+
+@needs_java
+def test_fidelity_sets_equal_the_jar():
+    for cands, refs in SETS.values():
+        _assert_equal(*_both(cands, refs), cands, refs)
+    cands, refs = generated_set(400, seed=22, adversarial_share=0.3)
+    cands = [c.replace("\n", " ").replace("\r", " ") for c in cands]
+    refs = [[r.replace("\n", " ").replace("\r", " ") for r in rs] for rs in refs]
+    _assert_equal(*_both(cands, refs), cands, refs)
+
+
+# Words chosen to meet each matcher: synonyms across stems (car/cars/automobile), irregular forms
+# from WordNet's exception list (men/man, children/child, mice/mouse), suffix rules (boxes,
+# dishes, ladies), paraphrase-table phrases that overlap exact matches and each other, function
+# words, numbers, hyphens, accents, and words whose Java hash codes collide ("Aa"/"BB": the jar
+# aligns words by hash code, so they are an exact match to it).
+HARD_WORDS = [
+    "a", "an", "the", "of", "on", "in", "and", "with", "is", "are", "to", "at", "man", "men", "woman", "women",
+    "person", "people", "child", "children", "kid", "kids", "dog", "dogs", "puppy", "car", "cars", "automobile",
+    "auto", "vehicle", "mouse", "mice", "box", "boxes", "dish", "dishes", "lady", "ladies", "bike", "bicycle",
+    "riding", "rides", "ride", "rode", "sitting", "sits", "seated", "standing", "stands", "big", "large", "huge",
+    "small", "little", "tiny", "street", "road", "photo", "picture", "image", "playing", "plays", "game",
+    "frisbee", "tennis", "racket", "racquet", "next", "to", "beside", "near", "front", "of", "top", "a lot of",
+    "many", "two", "2", "three", "3", "10", "1,000", "x-ray", "black-and-white", "t-shirt", "café", "naïve",
+    "über", "Москва", "東京", "aa", "bb", "Aa", "BB", "cabinet", "cabinets", "kitchen", "kitchens", "do", "does",
+    "n't", "'s", "fully", "handful", "glass", "grass", "bus", "buses", "sky", "skies", "is sitting", "sat",
+]
+
+
+def _hard_caption(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(HARD_WORDS) for _ in range(n))
+
+
+def _hard_cases(rng: random.Random) -> tuple[list[str], list[list[str]]]:
+    cands: list[str] = []
+    refs: list[list[str]] = []
+    for _ in range(400):  # short and medium: many matches of every module, ties between them
+        cands.append(_hard_caption(rng, rng.randint(1, 14)))
+        refs.append([_hard_caption(rng, rng.randint(1, 14)) for _ in range(rng.randint(1, 5))])
+    for _ in range(60):  # repeated words: many equal-scoring alignments
+        w = rng.sample(HARD_WORDS[:40], 3)
+        cands.append(" ".join(rng.choice(w) for _ in range(rng.randint(4, 12))))
+        refs.append([" ".join(rng.choice(w) for _ in range(rng.randint(4, 12))) for _ in range(3)])
+    for _ in range(20):  # long: the beam (40) prunes
+        cands.append(_hard_caption(rng, rng.randint(40, 80)))
+        refs.append([_hard_caption(rng, rng.randint(40, 80)) for _ in range(2)])
+    # empty and one-word hypotheses and references, identical segments
+    cands += ["", "a", "man", "the", "dog", "", "a man on a bike", "a man on a bike"]
+    refs += [["a man"], ["a"], ["men"], ["a man"], [""], [""], ["a man on a bike"], ["a man on a bike", "a bike"]]
+    return cands, refs
+
+
+@needs_java
+def test_generated_hard_cases_equal_the_jar():
+    cands, refs = _hard_cases(random.Random(22))
+    ours, theirs = _both(cands, refs)
+    _assert_equal(ours, theirs, cands, refs)
+    # every module matched somewhere (columns: exact 4-7, stem 8-11, synonym 12-15, paraphrase 16-19)
+    for k in range(4):
+        assert theirs[:, 4 + 4 * k : 8 + 4 * k].sum() > 0, k
+
+
+def test_java_hash_codes():
+    assert java_hash("") == 0
+    assert java_hash("a") == 97
+    assert java_hash("Aa") == java_hash("BB") == 2112
+    assert java_hash("hello") == 99162322
+    assert java_hash("polygenelubricants") == -2147483648  # Integer.MIN_VALUE
+    assert java_hash("\U0001f600") == 0xD83D * 31 + 0xDE00  # two UTF-16 code units
+
+
+@needs_java
+@pytest.mark.skipif(shutil.which("javac") is None, reason="javac is not installed")
+def test_snowball_stemmer_equals_the_jars(tmp_path):
+    """snowballstemmer's English stemmer against the jar's englishStemmer on every word of
+    WordNet (the synonym file) and its exception list."""
+    jar = str(meteor_jar())
+    res = load_resources(jar)
+    words = sorted(set(res.synsets) | set(res.bases) | {w for bs in res.bases.values() for w in bs})
+    src = tmp_path / "Stem.java"
+    src.write_text(
+        "import java.io.*; import org.tartarus.snowball.ext.englishStemmer;\n"
+        "public class Stem { public static void main(String[] a) throws Exception {\n"
+        " BufferedReader r = new BufferedReader(new InputStreamReader(System.in, \"UTF-8\"));\n"
+        " PrintStream o = new PrintStream(new BufferedOutputStream(System.out), false, \"UTF-8\");\n"
+        " englishStemmer s = new englishStemmer(); String l;\n"
+        " while ((l = r.readLine()) != null) { s.setCurrent(l); s.stem(); o.println(s.getCurrent()); }\n"
+        " o.flush(); } }\n"
+    )
+    subprocess.run(["javac", "-cp", jar, "-d", str(tmp_path), str(src)], check=True, capture_output=True)
+    out = subprocess.run(["java", "-cp", f"{jar}:{tmp_path}", "Stem"], input="\n".join(words).encode() + b"\n",
+                         capture_output=True, check=True).stdout.decode("utf-8").split("\n")[:-1]
+    assert len(out) == len(words) > 100_000
+    diff = [(w, j) for w, j in zip(words, out, strict=True) if res.stemmer.stemWord(w) != j]  # type: ignore[attr-defined]
+    assert not diff, diff[:10]
+
+
+def test_meteor_is_computed_without_java(monkeypatch):
+    """VLBENCH_JAVA=none: METEOR comes from Python, equal to pycocoevalcap's value for the worked
+    example (0.4645428314, per image 0.2859817575 and 1.0)."""
+    from vlbench.tasks.captioning.task import score_captions
+
+    monkeypatch.setenv("VLBENCH_JAVA", "none")
+    monkeypatch.setenv("VLBENCH_METEOR_CACHE", str(real_index_cache()))
+    cands, refs = SETS["seed004"]
+    s = score_captions(cands, refs_of(refs), spice=False)
+    assert s.scores["METEOR"] == pytest.approx(0.4645428314, abs=1e-9)
+    t = s.items["images"]
+    np.testing.assert_allclose(t.values[:, t.columns.index("METEOR@image")], [0.2859817575, 1.0], atol=1e-9)
+    assert "METEOR" not in s.extra.get("unavailable", {})
+
+
+def test_unknown_backend_is_a_clear_error(monkeypatch):
+    from vlbench.tasks.captioning.meteor import MeteorUnavailable
+
+    monkeypatch.setenv("VLBENCH_METEOR", "perl")
+    with pytest.raises(MeteorUnavailable, match="VLBENCH_METEOR='perl' is not one of python, jar"):
+        MeteorProcess()
