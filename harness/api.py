@@ -16,13 +16,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vlbench.benchmark import Benchmark
 from vlbench.errors import InvalidSubmission, Issue, IssueList, UsageError, plural, shorten
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED, LoadedJson, load_document
 from vlbench.registry import registry
 from vlbench.results import ResultRecord
+
+if TYPE_CHECKING:
+    from vlbench.submission import ValidationOptions
 
 # Bounds of the numeric options, shared with the command line: past them a run cannot be meant
 # (a trillion resamples would need terabytes) and a negative count has no meaning.
@@ -83,7 +86,7 @@ def _options(
     max_bytes: int,
     max_decompressed: int,
     max_errors: int,
-) -> dict[str, Any]:
+) -> ValidationOptions:
     if benchmark is not None and not isinstance(benchmark, str):
         raise UsageError(f"benchmark must be a benchmark id (a string), not {shorten(benchmark, 40)}")
     if input_format is not None and not isinstance(input_format, str):
@@ -97,19 +100,21 @@ def _options(
         if task is None:
             raise UsageError("references needs the captioning task, which is not installed")
         override = task.references_benchmark(Path(references))
-    return {
-        "benchmark_id": benchmark,
-        "data_dir": data_dir,
-        "max_bytes": check_count("max_bytes", max_bytes, 1, MAX_FILE_BYTES),
-        "max_decompressed": check_count("max_decompressed", max_decompressed, 1, MAX_FILE_BYTES),
-        "max_errors": check_count("max_errors", max_errors, 1, MAX_ERRORS),
-        "benchmark_override": override,
-        "input_format": input_format,
-        "strict": bool(strict),
-    }
+    from vlbench.submission import ValidationOptions
+
+    return ValidationOptions(
+        benchmark_id=benchmark,
+        data_dir=data_dir,
+        max_bytes=check_count("max_bytes", max_bytes, 1, MAX_FILE_BYTES),
+        max_decompressed=check_count("max_decompressed", max_decompressed, 1, MAX_FILE_BYTES),
+        max_errors=check_count("max_errors", max_errors, 1, MAX_ERRORS),
+        benchmark_override=override,
+        input_format=input_format,
+        strict=bool(strict),
+    )
 
 
-def _input(source: Source, options: dict[str, Any]) -> str | os.PathLike | LoadedJson:
+def _input(source: Source, options: ValidationOptions) -> str | os.PathLike | LoadedJson:
     """A path as it is; a dict or list read through the file reader's checks, in memory."""
     if isinstance(source, str | os.PathLike):
         return source
@@ -118,10 +123,10 @@ def _input(source: Source, options: dict[str, Any]) -> str | os.PathLike | Loade
                          "decode JSON text with json.loads first")
     if not isinstance(source, dict | list | tuple):
         raise UsageError(f"expected a path or a document (dict or list), not a {type(source).__name__}")
-    from vlbench.scoring import IN_MEMORY
+    from vlbench.submission import IN_MEMORY
 
-    issues = IssueList(limit=options["max_errors"])
-    loaded = load_document(source, issues, options["max_bytes"])
+    issues = IssueList(limit=options.max_errors)
+    loaded = load_document(source, issues, options.max_bytes)
     if loaded is None:
         raise _annotated(InvalidSubmission(issues, IN_MEMORY))
     return loaded
@@ -152,11 +157,12 @@ def validate(
     A bare predictions document needs `benchmark`. Raises `UsageError` for what is not the
     submission's fault (unknown benchmark, missing file or ground truth, bad arguments).
     """
-    from vlbench.scoring import IN_MEMORY, validate_input
+    from vlbench.submission import IN_MEMORY
+    from vlbench.submission import validate as validate_submission
 
     options = _options(benchmark, data_dir, references, format, strict, max_bytes, max_decompressed, max_errors)
     try:
-        sub = validate_input(_input(predictions_or_path, options), **options)
+        sub = validate_submission(_input(predictions_or_path, options), options)
     except InvalidSubmission as exc:
         d = exc.issues.to_dict()
         return ValidationReport(
@@ -205,7 +211,7 @@ def score(
             raise UsageError(f"out must be a path, not {shorten(out, 40)}")
         check_output_path(out, "result record")
     try:
-        evaluation = score_file(_input(predictions_or_path, options), bootstrap=bootstrap, seed=seed, **options)
+        evaluation = score_file(_input(predictions_or_path, options), options, bootstrap=bootstrap, seed=seed)
     except InvalidSubmission as exc:
         raise _annotated(exc) from None
     if out is not None:

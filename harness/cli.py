@@ -11,7 +11,7 @@ import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vlbench import __version__
 from vlbench.api import MAX_ERRORS, MAX_FILE_BYTES, MAX_RESAMPLES, MAX_SEED
@@ -23,6 +23,9 @@ from vlbench.progress import quiet_bars, stage
 from vlbench.registry import cli_plugins, registry
 from vlbench.results import ResultRecord, load_items
 from vlbench.source_check import SourceDeviation
+
+if TYPE_CHECKING:
+    from vlbench.submission import ValidationOptions
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -220,24 +223,26 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _submission_options(args: argparse.Namespace) -> dict[str, Any]:
+def _submission_options(args: argparse.Namespace) -> ValidationOptions:
     """What `validate` and `score` share: the options of the common subparser setup."""
-    return {
-        "benchmark_id": args.benchmark,
-        "data_dir": args.data_dir,
-        "max_bytes": args.max_bytes,
-        "max_decompressed": args.max_decompressed,
-        "max_errors": args.max_errors,
-        "benchmark_override": _override(args),
-        "input_format": args.input_format,
-        "strict": args.strict,
-    }
+    from vlbench.submission import ValidationOptions
+
+    return ValidationOptions(
+        benchmark_id=args.benchmark,
+        data_dir=args.data_dir,
+        max_bytes=args.max_bytes,
+        max_decompressed=args.max_decompressed,
+        max_errors=args.max_errors,
+        benchmark_override=_override(args),
+        input_format=args.input_format,
+        strict=args.strict,
+    )
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from vlbench.scoring import validate_input
+    from vlbench.submission import validate
 
-    sub = validate_input(args.submission, **_submission_options(args))
+    sub = validate(args.submission, _submission_options(args))
     if args.json:
         print(json.dumps({"source": args.submission, "valid": True, "benchmark": sub.benchmark.id,
                           "error_count": 0, "errors": []}, indent=2))
@@ -292,7 +297,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     submission = args.submission[0]
     _check_out(args.out, submission)
-    evaluation = score_file(submission, bootstrap=args.bootstrap, seed=args.seed, **_submission_options(args))
+    evaluation = score_file(submission, _submission_options(args), bootstrap=args.bootstrap, seed=args.seed)
     result = evaluation.result
     if args.out:
         write_evaluation(evaluation, args.out)
@@ -351,7 +356,7 @@ def _score_many(args: argparse.Namespace) -> int:
     done, invalid, scored_targets = [], 0, []
     for i, name in enumerate(args.submission):
         try:
-            evaluation = score_file(name, bootstrap=args.bootstrap, seed=args.seed, **_submission_options(args))
+            evaluation = score_file(name, _submission_options(args), bootstrap=args.bootstrap, seed=args.seed)
         except InvalidSubmission as exc:
             _print_issues(exc, False)
             invalid += 1

@@ -1,28 +1,62 @@
-"""The submission pipeline: read -> envelope -> layer 1 (schema) -> layer 2 (semantic) -> parsed.
+"""Validation, in one place: read -> envelope -> layer 1 (schema) -> layer 2 (semantic) -> parsed.
 
-Every stage adds to one `IssueList`, so a user sees all problems at once. A submission reaches
-scoring only with zero issues.
+`validate(source, options)` is the one way in, for the command line, the Python API, the
+leaderboard and the recipes; `ValidationOptions` is the one record of what can be asked (the
+benchmark, the data folder, size and error limits, an ad-hoc benchmark, another tool's format,
+--strict). Every stage adds to one `IssueList`, so a user sees all problems at once. A submission
+reaches scoring (`vlbench.scoring`) only with zero issues.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vlbench.benchmark import Benchmark
 from vlbench.errors import InvalidSubmission, IssueList, UsageError, pointer, shorten
-from vlbench.ground_truth import locate_ground_truth
+from vlbench.ground_truth import GroundTruthFiles, locate_ground_truth
 from vlbench.jsonio import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_DECOMPRESSED,
+    LoadedJson,
     gc_paused,
     load_submission_file,
 )
 from vlbench.registry import Registry, registry
 from vlbench.schema import ENVELOPE_SCHEMA, schema_issues
 from vlbench.task_type import TaskType
+
+
+@dataclass(frozen=True)
+class ValidationOptions:
+    """What a caller can ask of validation; the command line's and the API's options map onto it."""
+
+    benchmark_id: str | None = None  # --benchmark: the benchmark of a bare predictions file
+    data_dir: str | os.PathLike | None = None
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED
+    max_errors: int = 50
+    benchmark_override: Benchmark | None = None  # an ad-hoc benchmark (captions with --references)
+    # None reads a vlbench submission, or a bare document given with `benchmark_id` in whichever
+    # format its task detects (`TaskType.detect_format`); "vlbench" forces the own format; another
+    # name is one of the task's `foreign_formats`, read by its `check_foreign`.
+    input_format: str | None = None
+    # Refuse what the task would only warn about and score conservatively
+    # (`TaskType.strict_issues`, e.g. a partial submission).
+    strict: bool = False
+
+
+def options_of(options: ValidationOptions | None, fields: dict[str, Any]) -> ValidationOptions:
+    """`options` with `fields` (keyword arguments naming its fields) set: callers that set one or
+    two fields need not build the record."""
+    base = ValidationOptions() if options is None else options
+    return replace(base, **fields) if fields else base
+
+
+# The name an in-memory document (vlbench.score / vlbench.validate) goes by in reports.
+IN_MEMORY = "<in-memory predictions>"
 
 
 @dataclass
@@ -35,6 +69,8 @@ class ValidatedSubmission:
     submission_sha256: str
     ground_truth_sha256: str
     bare: bool
+    # Another tool's format the file was read in (recorded in the result's extra.input_format).
+    input_format: str | None = None
 
 
 def _envelope(
@@ -117,25 +153,49 @@ def meta_issues(meta: Any, issues: IssueList) -> None:
             break
 
 
+def validate(
+    source: str | os.PathLike | LoadedJson, options: ValidationOptions | None = None, **fields: Any
+) -> ValidatedSubmission:
+    """Read and validate one submission: a path, or a document already read from memory
+    (`jsonio.load_document`). Raises `InvalidSubmission` with every issue, or `UsageError`."""
+    options = options_of(options, fields)
+    issues = IssueList(limit=options.max_errors)
+    with gc_paused():
+        if isinstance(source, LoadedJson):
+            loaded, name = source, IN_MEMORY
+        else:
+            loaded, name = load_submission_file(source, issues, options.max_bytes, options.max_decompressed), str(source)
+        if loaded is None:
+            raise InvalidSubmission(issues, name)
+        try:
+            fmt = _format_of(loaded.data, options)
+            if fmt is None:
+                sub = validate_document(loaded.data, options, submission_sha256=loaded.sha256, issues=issues)
+            else:
+                sub = _validate_foreign(loaded, fmt, options, issues)
+            if options.strict:
+                issues.extend(sub.task.strict_issues(sub.parsed, sub.ground_truth, sub.benchmark))
+                if issues:
+                    raise InvalidSubmission(issues)
+        except InvalidSubmission as exc:
+            exc.source = name
+            raise
+    return sub
+
+
 def validate_document(
     doc: Any,
+    options: ValidationOptions | None = None,
     *,
     submission_sha256: str = "",
-    benchmark_id: str | None = None,
-    data_dir: str | os.PathLike | None = None,
     issues: IssueList | None = None,
-    reg: Registry | None = None,
-    benchmark_override: Benchmark | None = None,
+    **fields: Any,
 ) -> ValidatedSubmission:
-    """Validate a parsed document. Raises `InvalidSubmission` with every issue, or returns it parsed.
-
-    `benchmark_override` scores against an ad-hoc benchmark (e.g. captions with --references).
-    """
+    """Validate a parsed document in vlbench's own format (envelope, or bare with a benchmark).
+    Raises `InvalidSubmission` with every issue, or returns it parsed."""
+    options = options_of(options, fields)
     issues = IssueList() if issues is None else issues
-    reg = reg or registry()
-    if benchmark_override is not None:
-        reg = Registry(reg.tasks, {**reg.benchmarks, benchmark_override.id: benchmark_override})
-        benchmark_id = benchmark_override.id
+    reg, benchmark_id = _registry(options)
     if benchmark_id is not None:
         reg.benchmark(benchmark_id)  # an unknown --benchmark is a usage error, before anything else
     env, bare = _envelope(doc, benchmark_id, reg, issues)
@@ -179,8 +239,7 @@ def validate_document(
     if not structure.ok:
         schema_issues(predictions, task.schema_path(), issues, prefix=("predictions",), only=structure.suspects)
 
-    files = locate_ground_truth(benchmark, data_dir)
-    ground_truth = task.load_ground_truth(benchmark, files)
+    ground_truth, files = _ground_truth(task, benchmark, options)
     parsed = task.check_structured(predictions, ground_truth, benchmark, issues, structure)
     if issues:
         raise InvalidSubmission(issues)
@@ -197,42 +256,58 @@ def validate_document(
     )
 
 
-def validate_file(
-    path: str | os.PathLike,
-    *,
-    benchmark_id: str | None = None,
-    data_dir: str | os.PathLike | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
-    max_errors: int = 50,
-    benchmark_override: Benchmark | None = None,
-) -> ValidatedSubmission:
-    issues = IssueList(limit=max_errors)
-    with gc_paused():
-        return _validate_file(path, issues, benchmark_id, data_dir, max_bytes, max_decompressed, benchmark_override)
+def _registry(options: ValidationOptions) -> tuple[Registry, str | None]:
+    """The registry (with the ad-hoc benchmark, if any) and the benchmark asked for."""
+    reg = registry()
+    override = options.benchmark_override
+    if override is None:
+        return reg, options.benchmark_id
+    return Registry(reg.tasks, {**reg.benchmarks, override.id: override}), override.id
 
 
-def _validate_file(
-    path: str | os.PathLike,
-    issues: IssueList,
-    benchmark_id: str | None,
-    data_dir: str | os.PathLike | None,
-    max_bytes: int,
-    max_decompressed: int,
-    benchmark_override: Benchmark | None,
+def _ground_truth(task: TaskType, benchmark: Benchmark, options: ValidationOptions) -> tuple[Any, GroundTruthFiles]:
+    files = locate_ground_truth(benchmark, options.data_dir)
+    return task.load_ground_truth(benchmark, files), files
+
+
+def _format_of(doc: object, options: ValidationOptions) -> str | None:
+    benchmark_id, override = options.benchmark_id, options.benchmark_override
+    if options.input_format == "vlbench":
+        return None
+    if options.input_format is not None:
+        if benchmark_id is None or override is not None:
+            raise UsageError(f"--format {options.input_format} reads a bare predictions file: give "
+                             "--benchmark ID too")
+        return options.input_format
+    if benchmark_id is None or override is not None or (isinstance(doc, dict) and "vlbench" in doc):
+        return None
+    reg = registry()
+    benchmark = reg.benchmark(benchmark_id)
+    return reg.task_of(benchmark).detect_format(doc, benchmark)
+
+
+def _validate_foreign(
+    loaded: LoadedJson, fmt: str, options: ValidationOptions, issues: IssueList
 ) -> ValidatedSubmission:
-    loaded = load_submission_file(path, issues, max_bytes, max_decompressed)
-    if loaded is None:
-        raise InvalidSubmission(issues, str(path))
-    try:
-        return validate_document(
-            loaded.data,
-            submission_sha256=loaded.sha256,
-            benchmark_id=benchmark_id,
-            data_dir=data_dir,
-            issues=issues,
-            benchmark_override=benchmark_override,
-        )
-    except InvalidSubmission as exc:
-        exc.source = str(path)
-        raise
+    reg = registry()
+    benchmark = reg.benchmark(str(options.benchmark_id))
+    task = reg.task_of(benchmark)
+    if fmt not in task.foreign_formats:
+        known = ", ".join(("vlbench", *task.foreign_formats))
+        raise UsageError(f"{benchmark.id} is a {task.name} benchmark: --format is one of {known}, "
+                         f"not {fmt!r}")
+    ground_truth, files = _ground_truth(task, benchmark, options)
+    parsed = task.check_foreign(fmt, loaded.data, ground_truth, benchmark, issues)
+    if issues:
+        raise InvalidSubmission(issues)
+    return ValidatedSubmission(
+        benchmark=benchmark,
+        task=task,
+        meta={"method": f"unnamed ({fmt}-format predictions file)"},
+        parsed=parsed,
+        ground_truth=ground_truth,
+        submission_sha256=loaded.sha256,
+        ground_truth_sha256=files.combined_sha256,
+        bare=True,
+        input_format=fmt,
+    )

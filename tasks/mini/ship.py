@@ -168,10 +168,10 @@ def write_floors(bids: list[str]) -> int:
 
 def _check_valid(path: Path) -> int:
     from vlbench.errors import InvalidSubmission
-    from vlbench.submission import validate_file
+    from vlbench.submission import validate
 
     try:
-        validate_file(path)
+        validate(path)
     except InvalidSubmission as exc:
         print(f"{path}: INVALID\n{exc}")
         return 1

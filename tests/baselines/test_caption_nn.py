@@ -12,7 +12,7 @@ import pytest
 from tests.baselines.conftest import TINY
 from vlbench.baselines.consensus import DocumentFrequency, cider_d_matrix, consensus_index, tokenize
 from vlbench.cli import main
-from vlbench.submission import validate_file
+from vlbench.submission import validate
 from vlbench.tasks.captioning.metrics import Corpus, cider_scores
 
 
@@ -66,7 +66,7 @@ def test_consensus_picks_the_caption_the_pool_agrees_with() -> None:
 def test_nearest_caption_submission_is_valid(capsys: pytest.CaptureFixture[str], tmp_path: Path, data_dir: Path) -> None:
     code, out, err = run_cli(capsys, *caption_run(tmp_path, data_dir))
     assert code == 0, err
-    validated = validate_file(tmp_path / "sub.json", data_dir=data_dir)
+    validated = validate(tmp_path / "sub.json", data_dir=data_dir)
     assert validated.benchmark.id == "mini-captions"
     doc = json.loads((tmp_path / "sub.json").read_text())
     assert doc["meta"]["baseline"] == "caption-nn"
@@ -79,7 +79,7 @@ def test_consensus_run_and_coco_results_file(capsys: pytest.CaptureFixture[str],
     coco = tmp_path / "coco_results.json"
     code, _, err = run_cli(capsys, *caption_run(tmp_path, data_dir, "extra.consensus=3", options=("--coco-results", str(coco))))
     assert code == 0, err
-    validate_file(tmp_path / "sub.json", data_dir=data_dir)
+    validate(tmp_path / "sub.json", data_dir=data_dir)
     doc = json.loads((tmp_path / "sub.json").read_text())
     assert json.loads(coco.read_text()) == doc["predictions"]
     assert "consensus" in doc["meta"]["extra"]["caption_nn"]["mode"]

@@ -18,7 +18,7 @@ from vlbench.baselines.experiment import get_experiment, job_argv, plan_jobs
 from vlbench.cli import main
 from vlbench.errors import UsageError
 from vlbench.scoring import score_file
-from vlbench.submission import validate_file
+from vlbench.submission import validate
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def test_quick_writes_the_report_and_valid_submissions(quick: Path, data_dir: Pa
         for seed in exp.seeds:
             for benchmark in ("mini-decorrelated", "mini-retrieval"):
                 path = quick / "subs" / benchmark / f"mini-odmap-{arm}-seed{seed}.json"
-                validated = validate_file(path, data_dir=data_dir)
+                validated = validate(path, data_dir=data_dir)
                 assert validated.benchmark.id == benchmark
                 meta = json.loads(path.read_text())["meta"]
                 assert meta["extra"]["experiment"]["arm"] == arm and meta["extra"]["recipe"]["seed"] == seed

@@ -19,7 +19,7 @@ from vlbench.baselines.regions import (
 )
 from vlbench.cli import main
 from vlbench.errors import UsageError
-from vlbench.submission import validate_file
+from vlbench.submission import validate
 
 # few regions per image so that a run takes seconds: the whole image, its halves and its quadrants (9)
 FAST = ["extra.scales=0.5,1", "extra.stride=1"]
@@ -128,7 +128,7 @@ def test_submission_is_valid_and_each_region_is_encoded_once(capsys: pytest.Capt
     code, _, err = run_cli(capsys, *grounding_run(tmp_path, data_dir, *FAST, f"extra.masked={masked}",
                                                   f"extra.proposals={proposals}"))
     assert code == 0, err
-    validate_file(tmp_path / "sub.json", data_dir=data_dir)
+    validate(tmp_path / "sub.json", data_dir=data_dir)
     doc = json.loads((tmp_path / "sub.json").read_text())
     notes = doc["meta"]["extra"]["grounding_regions"]
     # 9 windows per image, one extra distinct proposal; phrases outnumber images, encodes do not

@@ -16,7 +16,7 @@ import pytest
 from tests.baselines.conftest import TINY
 from tests.baselines.test_train import loopback_env
 from vlbench.baselines.cli import _torchrun_argv
-from vlbench.submission import validate_file
+from vlbench.submission import validate
 
 LAUNCH_TIMEOUT_S = 300
 
@@ -44,7 +44,7 @@ def test_nproc_2_on_cpu_writes_one_valid_submission(tmp_path: Path, data_dir: Pa
         pytest.fail(f"--nproc 2 did not finish within {LAUNCH_TIMEOUT_S} s; killed")
     assert proc.returncode == 0, stderr[-3000:]
     assert f"wrote {out}" in stdout  # rank 0 writes; the other rank only trains
-    validate_file(out, data_dir=data_dir)
+    validate(out, data_dir=data_dir)
     recipe = json.loads(out.read_text())["meta"]["extra"]["recipe"]
     assert recipe["processes"] == 2 and recipe["train"]["steps"] == 2
     assert "--nproc" not in recipe["command"]  # what each process ran, under torchrun

@@ -9,7 +9,7 @@ import pytest
 
 from tests.baselines.conftest import TINY
 from vlbench.cli import main
-from vlbench.submission import validate_file
+from vlbench.submission import validate
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -36,7 +36,7 @@ def test_recipe_writes_a_valid_submission(capsys: pytest.CaptureFixture[str], tm
                                 "--data-dir", str(data_dir), "--device", "cpu", "--quiet", "--set", *TINY, *extra)
     assert code == 0, err
     assert f"wrote {out}" in stdout
-    validated = validate_file(out, data_dir=data_dir)
+    validated = validate(out, data_dir=data_dir)
     assert validated.benchmark.id == benchmark
     meta = json.loads(out.read_text())["meta"]
     recipe_meta = meta["extra"]["recipe"]

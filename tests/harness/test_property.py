@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vlbench.errors import InvalidSubmission, UsageError
-from vlbench.submission import validate_file
+from vlbench.submission import validate
 
 scalars = st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12)
 json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5), max_leaves=30)
@@ -42,7 +42,7 @@ def test_validator_raises_only_clean_errors(doc, benchmark, retrieval_data: Path
     path = tmp_path / "fuzz.json"
     path.write_text(json.dumps(doc))
     try:
-        validate_file(path, data_dir=retrieval_data, benchmark_id=benchmark)
+        validate(path, data_dir=retrieval_data, benchmark_id=benchmark)
     except InvalidSubmission as exc:
         assert exc.issues.total > 0
         for issue in exc.issues:
@@ -58,7 +58,7 @@ def test_arbitrary_bytes(raw: bytes, retrieval_data: Path, tmp_path: Path) -> No
     path = tmp_path / "fuzz.bin"
     path.write_bytes(raw)
     try:
-        validate_file(path, data_dir=retrieval_data)
+        validate(path, data_dir=retrieval_data)
     except InvalidSubmission as exc:
         assert exc.issues.total > 0
 
@@ -145,7 +145,7 @@ def test_every_task_reports_damage_cleanly(data, tmp_path: Path) -> None:
     path = tmp_path / "damaged.json"
     path.write_text(json.dumps({**doc, "predictions": predictions}))
     try:
-        validate_file(path)
+        validate(path)
     except InvalidSubmission as exc:
         assert exc.issues.total > 0
         assert all(i.pointer == "" or i.pointer.startswith("/") for i in exc.issues)

@@ -11,7 +11,8 @@ import pytest
 from vlbench.cli import main as vlbench
 from vlbench.errors import InvalidSubmission
 from vlbench.registry import registry
-from vlbench.scoring import score_file, validate_input
+from vlbench.scoring import score_file
+from vlbench.submission import validate
 from vlbench.tasks.grounding import TASK
 from vlbench.tasks.grounding.reference import box_iou
 
@@ -107,7 +108,7 @@ def test_partial_submission_is_refused_under_strict(data_dir, tmp_path, capsys):
     del preds["200"]
     path = write(tmp_path, preds)
     with pytest.raises(InvalidSubmission) as exc:
-        validate_input(path, data_dir=data_dir, strict=True)
+        validate(path, data_dir=data_dir, strict=True)
     assert [(i.code, i.pointer) for i in exc.value.issues] == [("partial_submission", "/predictions")]
     out = tmp_path / "result.json"
     rc = vlbench(["score", str(path), "--data-dir", str(data_dir), "--strict", "--out", str(out)])

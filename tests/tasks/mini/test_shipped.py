@@ -10,7 +10,7 @@ import pytest
 
 from vlbench.benchmark import PACKAGE
 from vlbench.registry import registry
-from vlbench.submission import validate_file
+from vlbench.submission import validate
 from vlbench.tasks.mini import write_mini_benchmark
 from vlbench.tasks.mini.files import SHA256
 from vlbench.tasks.mini.ship import (
@@ -82,5 +82,5 @@ def test_random_submission_is_a_valid_reference_floor(bid: str) -> None:
     assert doc["benchmark"] == bid
     assert doc["meta"]["method"] == "random (chance floor)"
     assert doc["meta"]["reference"] is True and doc["meta"]["baseline"] == "random"
-    validated = validate_file(path)
+    validated = validate(path)
     assert validated is not None

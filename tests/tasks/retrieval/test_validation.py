@@ -14,7 +14,7 @@ import pytest
 from vlbench.errors import InvalidSubmission
 from vlbench.ground_truth import locate_ground_truth
 from vlbench.registry import registry
-from vlbench.submission import validate_file
+from vlbench.submission import validate
 
 
 def load_gt(benchmark_id: str, data_dir: Path):
@@ -57,7 +57,7 @@ def coco(retrieval_data: Path) -> dict[str, Any]:
 
 def issues_of(path: Path, data_dir: Path, **kwargs: Any) -> list[tuple[str, str]]:
     with pytest.raises(InvalidSubmission) as info:
-        validate_file(path, data_dir=data_dir, **kwargs)
+        validate(path, data_dir=data_dir, **kwargs)
     return [(i.code, i.pointer) for i in info.value.issues]
 
 
@@ -137,7 +137,7 @@ def _dup(doc: dict, direction: str, key: str, pos: int, source: int) -> dict:
 
 
 def test_perfect_submission_is_valid(coco, write_json) -> None:
-    sub = validate_file(write_json(coco["doc"]), data_dir=coco["data"])
+    sub = validate(write_json(coco["doc"]), data_dir=coco["data"])
     assert sub.benchmark.id == "coco-5k"
 
 
@@ -198,7 +198,7 @@ def test_corrupt_and_truncated_gzip(coco, tmp_path: Path) -> None:
 def test_gzip_submission_is_accepted(coco, tmp_path: Path) -> None:
     path = tmp_path / "ok.json.gz"
     path.write_bytes(gzip.compress(json.dumps(coco["doc"]).encode()))
-    assert validate_file(path, data_dir=coco["data"]).benchmark.id == "coco-5k"
+    assert validate(path, data_dir=coco["data"]).benchmark.id == "coco-5k"
 
 
 def test_benchmark_flag_mismatch(coco, write_json) -> None:
@@ -207,7 +207,7 @@ def test_benchmark_flag_mismatch(coco, write_json) -> None:
 
 
 def test_bare_predictions_with_benchmark_flag(coco, write_json) -> None:
-    sub = validate_file(write_json(coco["doc"]["predictions"]), data_dir=coco["data"], benchmark_id="coco-5k")
+    sub = validate(write_json(coco["doc"]["predictions"]), data_dir=coco["data"], benchmark_id="coco-5k")
     assert sub.bare and sub.meta["method"].startswith("unnamed")
 
 
@@ -224,7 +224,7 @@ def test_error_list_is_capped_but_counted(coco, write_json) -> None:
     doc = copy.deepcopy(coco["doc"])
     doc["predictions"]["text_to_image"] = {}
     with pytest.raises(InvalidSubmission) as info:
-        validate_file(write_json(doc), data_dir=coco["data"], max_errors=5)
+        validate(write_json(doc), data_dir=coco["data"], max_errors=5)
     issues = info.value.issues
     assert len(issues.kept) == 5
     assert issues.total == len(coco["gt"].captions)
@@ -237,7 +237,7 @@ def test_coco_1k_needs_ten_ids_inside_the_fold(retrieval_data: Path, write_json)
     gt1 = load_gt("coco-1k", retrieval_data)
     # A 5K-style ranking of the first image whose top 10 lie outside its fold.
     doc = envelope(perfect_predictions(gt1), benchmark="coco-1k")
-    validate_file(write_json(doc), data_dir=retrieval_data)
+    validate(write_json(doc), data_dir=retrieval_data)
     other_fold = [int(c) for c, f in zip(gt5.captions, gt1.caption_fold, strict=True) if f != 0]
     doc = _set(doc, "image_to_text", gt1.images[0], other_fold[:10] + doc["predictions"]["image_to_text"][gt1.images[0]][:3])
     found = issues_of(write_json(doc), retrieval_data)
@@ -248,4 +248,4 @@ def test_missing_ground_truth_is_a_usage_error(coco, write_json, tmp_path: Path)
     from vlbench.errors import UsageError
 
     with pytest.raises(UsageError, match="vlbench data prepare coco-5k"):
-        validate_file(write_json(coco["doc"]), data_dir=tmp_path / "empty")
+        validate(write_json(coco["doc"]), data_dir=tmp_path / "empty")
