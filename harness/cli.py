@@ -131,7 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     data = sub.add_parser("data", help="write the mini benchmark, or prepare a real benchmark's ground truth")
     dsub = data.add_subparsers(dest="data_command", metavar="DATA_COMMAND", parser_class=_Parser)
-    p = dsub.add_parser("prepare", help="build a benchmark's ground truth from official files or a hub id")
+    p = dsub.add_parser(
+        "prepare", help="build a benchmark's ground truth from official files or a hub id",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="sources (the hub datasets named here are known to work; see the README for the ones refused):\n"
+               + "\n".join(f"  {b.id}: {b.source_hint}" for b in registry().benchmarks.values() if b.source_hint))
     p.add_argument("benchmark")
     p.add_argument("--source", required=True, help="local path, or a Hugging Face hub dataset id")
     p.add_argument("--data-dir", help="where to write (default: $VLBENCH_DATA or ~/.cache/vlbench)")

@@ -64,6 +64,8 @@ def _check_captions(ids: Sequence[ImageId], caps: Sequence[Sequence[str]], where
         raise UsageError(f"{where}: no image with reference captions")
     seen: set[ImageId] = set()
     for i, c in zip(ids, caps, strict=False):
+        if i is None or (isinstance(i, str) and not i.strip()):
+            raise UsageError(f"{where}: an image has an empty id")
         if i in seen:
             raise UsageError(f"{where}: image {i!r} is listed twice")
         seen.add(i)
