@@ -21,11 +21,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from vlbench.errors import UsageError
 
-ImageId = int | str
+ImageId = Union[int, str]  # a runtime alias: Union, not |, for Python 3.9
 COMPACT_KEY = "vlbench_references"
 
 

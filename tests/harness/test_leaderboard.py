@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -247,6 +248,7 @@ def test_cli_build_exit_code_and_summary(small: tuple[Path, Path], tmp_path: Pat
 def test_push_dry_run_and_refusals(small: tuple[Path, Path], capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     """The dry run lists what a push publishes (not the score cache); refusals before any upload.
     The real client against a stand-in hub: tests/harness/leaderboard/test_push.py."""
+    pytest.importorskip("huggingface_hub")
     _, lb = small
     assert main(["leaderboard", "push", "--repo-id", "org/board", "--folder", str(lb), "--dry-run"]) == 0
     out = capsys.readouterr().out
@@ -302,7 +304,18 @@ def test_committed_leaderboard_is_what_build_produces(tmp_path: Path, monkeypatc
     report, _ = leaderboard.build_and_publish(REPO / "submissions", tmp_path / "lb", quiet=True,
                                               cache_dir=committed / "cache")
     assert report.scored == [], f"not in the committed cache (run make leaderboard): {report.scored}"
-    assert _files(tmp_path / "lb") == _files(committed), "leaderboard/ is stale: run make leaderboard"
+    built, published = _files(tmp_path / "lb"), _files(committed)
+    if matplotlib_version() < (3, 10):  # the core run on Python 3.9: another renderer, other PNG bytes
+        for files in (built, published):
+            files.pop("plot.png", None)
+            files["index.html"] = re.sub(rb"data:image/png;base64,[A-Za-z0-9+/=]+", b"PNG", files["index.html"])
+    assert built == published, "leaderboard/ is stale: run make leaderboard"
+
+
+def matplotlib_version() -> tuple[int, ...]:
+    import matplotlib
+
+    return tuple(int(part) for part in matplotlib.__version__.split(".")[:2])
 
 
 def test_retired_version_keeps_its_own_table(tmp_path: Path) -> None:

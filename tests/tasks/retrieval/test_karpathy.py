@@ -42,7 +42,7 @@ def test_sentids_fix_caption_order() -> None:
 
 
 def test_hub_raw_file(monkeypatch, tmp_path: Path) -> None:
-    import huggingface_hub
+    huggingface_hub = pytest.importorskip("huggingface_hub")
 
     path = tmp_path / "dataset_coco.json"
     path.write_text(json.dumps(karpathy_doc(3)))
