@@ -2,9 +2,10 @@
 dataset repo (the same `datasets` code path reads both).
 
 Only text columns are read (the image id, the captions, their sentence ids and the split), as
-streaming tables with parquet column projection, so a dataset's image bytes are never downloaded
-or decoded. A dataset that cannot give exactly the official Karpathy split is refused with one
-sentence saying what is missing and which source to use instead, before any row is read:
+streaming tables with parquet column projection (range requests for those columns, not the
+dataset's files), and no image is decoded. A dataset that cannot give exactly the official
+Karpathy split is refused with one sentence saying what is missing and which source to use
+instead, from its file list, schema and dataset card where they tell (no row read):
 
 - a loading script (which `datasets` 4 and newer do not run): a hub id is read from the hub's
   own parquet conversion of it (the `refs/convert/parquet` branch); a local folder is refused;
@@ -12,8 +13,9 @@ sentence saying what is missing and which source to use instead, before any row 
   sentence ids);
 - a table with no Karpathy split: no `split` column, and its split of that name holds another
   number of images than Karpathy's (`lmms-lab/flickr30k` keeps all 31,783 Flickr30k images in one
-  split called `test`; Karpathy's test split has 1,000) -- refused even with `--force`, since no
-  flag can turn the whole dataset into the test split;
+  split called `test`; Karpathy's test split has 1,000; counted from the rows when the card does
+  not record the split sizes) -- refused even with `--force`, since no flag can turn the whole
+  dataset into the test split;
 - a table without an image id column, caption lists or sentence ids.
 
 Whatever passes is checked again as a whole (`check_rows`): every image id present and unique,
