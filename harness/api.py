@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 from vlbench.benchmark import Benchmark
 from vlbench.errors import InvalidSubmission, Issue, IssueList, UsageError, plural, shorten
@@ -34,7 +34,7 @@ MAX_SEED = 2**63 - 1
 MAX_FILE_BYTES = 2**40
 MAX_ERRORS = 1_000_000
 
-Source = str | os.PathLike | dict | list
+Source = Union[str, os.PathLike, dict, list]  # a runtime alias: Union, not |, for Python 3.9
 
 
 @dataclass
@@ -92,7 +92,7 @@ def _options(
     if input_format is not None and not isinstance(input_format, str):
         raise UsageError(f"format must be a string, not {shorten(input_format, 40)}")
     for name, value in (("data_dir", data_dir), ("references", references)):
-        if value is not None and not isinstance(value, str | os.PathLike):
+        if value is not None and not isinstance(value, (str, os.PathLike)):
             raise UsageError(f"{name} must be a path, not {shorten(value, 40)}")
     override = None
     if references is not None:
@@ -116,12 +116,12 @@ def _options(
 
 def _input(source: Source, options: ValidationOptions) -> str | os.PathLike | LoadedJson:
     """A path as it is; a dict or list read through the file reader's checks, in memory."""
-    if isinstance(source, str | os.PathLike):
+    if isinstance(source, (str, os.PathLike)):
         return source
-    if isinstance(source, bytes | bytearray):
+    if isinstance(source, (bytes, bytearray)):
         raise UsageError("pass a path or a parsed document (dict or list), not bytes: "
                          "decode JSON text with json.loads first")
-    if not isinstance(source, dict | list | tuple):
+    if not isinstance(source, (dict, list, tuple)):
         raise UsageError(f"expected a path or a document (dict or list), not a {type(source).__name__}")
     from vlbench.submission import IN_MEMORY
 
@@ -175,7 +175,7 @@ def validate(
             notes=list(exc.issues.notes),
             _report=exc.issues.report(),
         )
-    name = str(predictions_or_path) if isinstance(predictions_or_path, str | os.PathLike) else IN_MEMORY
+    name = str(predictions_or_path) if isinstance(predictions_or_path, (str, os.PathLike)) else IN_MEMORY
     return ValidationReport(source=name, valid=True, benchmark=sub.benchmark.id)
 
 
@@ -207,7 +207,7 @@ def score(
     seed = check_count("seed", seed, 0, MAX_SEED)
     options = _options(benchmark, data_dir, references, format, strict, max_bytes, max_decompressed, max_errors)
     if out is not None:
-        if not isinstance(out, str | os.PathLike):
+        if not isinstance(out, (str, os.PathLike)):
             raise UsageError(f"out must be a path, not {shorten(out, 40)}")
         check_output_path(out, "result record")
     try:

@@ -137,10 +137,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar, one summary line")
     p.add_argument("--allow-drop", action="store_true",
                    help="publish even though boards or entries of the current --out folder would be dropped")
-    p = lsub.add_parser("push", help="upload a built leaderboard folder to the Hugging Face hub (token: $HF_TOKEN)")
+    p = lsub.add_parser(
+        "push", help="make a Hugging Face hub repo hold a built leaderboard folder (token: $HF_TOKEN or `hf auth login`)",
+        description="Creates the repo when missing (a Space is a static one), uploads the built folder without its "
+                    "score cache and build marker, writes the README's front matter (Space: sdk static and title; "
+                    "dataset: the viewer shows leaderboard.csv), and deletes the files an earlier push uploaded "
+                    "that the build no longer has; files vlbench does not write are left in the repo.")
     p.add_argument("--repo-id", required=True, help="hub repository, e.g. org/vlbench-leaderboard")
     p.add_argument("--repo-type", choices=["dataset", "space"], default="dataset")
     p.add_argument("--folder", default="leaderboard", help="the built folder to upload")
+    p.add_argument("--title", default="vlbench leaderboard", help="the repo's title (README front matter)")
     p.add_argument("--dry-run", action="store_true", help="list what would be uploaded; upload nothing")
 
     # Importers and data builders belong to task packages, which add their commands to these
@@ -150,7 +156,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     data = sub.add_parser("data", help="write the mini benchmark, or prepare a real benchmark's ground truth")
     dsub = data.add_subparsers(dest="data_command", metavar="DATA_COMMAND", parser_class=_Parser)
-    p = dsub.add_parser("prepare", help="build a benchmark's ground truth from official files or a hub id")
+    p = dsub.add_parser(
+        "prepare", help="build a benchmark's ground truth from official files or a hub id",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="sources (the hub datasets named here are known to work; see the README for the ones refused):\n"
+               + "\n".join(f"  {b.id}: {b.source_hint}" for b in registry().benchmarks.values() if b.source_hint))
     p.add_argument("benchmark")
     p.add_argument("--source", required=True, help="local path, or a Hugging Face hub dataset id")
     p.add_argument("--data-dir", help="where to write (default: $VLBENCH_DATA or ~/.cache/vlbench)")
@@ -438,11 +448,16 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from vlbench import leaderboard
 
     if args.leaderboard_command == "push":
-        files = leaderboard.push(args.folder, args.repo_id, args.repo_type, dry_run=args.dry_run)
+        pushed = leaderboard.push(args.folder, args.repo_id, args.repo_type, dry_run=args.dry_run, title=args.title)
         verb = "would upload" if args.dry_run else "uploaded"
-        for name, size in files:
+        for name, size in pushed.uploaded:
             print(f"{name}\t{size}")
-        print(f"{verb} {len(files)} files from {args.folder} to {args.repo_type} {args.repo_id}")
+        for name in pushed.deleted:
+            print(f"deleted {name} (an earlier push's file this build no longer has)")
+        if pushed.kept:
+            print(f"left {len(pushed.kept)} files in the repo that vlbench did not write: {', '.join(pushed.kept)}")
+        made = f" (created the {args.repo_type})" if pushed.created else ""
+        print(f"{verb} {len(pushed.uploaded)} files from {args.folder} to {args.repo_type} {args.repo_id}{made}")
         return EXIT_OK
     if args.leaderboard_command != "build":
         raise UsageError("vlbench leaderboard: choose 'build' or 'push'")

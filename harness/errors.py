@@ -72,7 +72,7 @@ def shorten(value: Any, limit: int = ECHO_LIMIT) -> str:
             return emit(str(v))
         if isinstance(v, float):
             return emit(repr(v) if v == v and abs(v) != float("inf") else str(v))
-        if isinstance(v, dict | list | tuple):
+        if isinstance(v, (dict, list, tuple)):
             if depth > 3:
                 return emit("{...}" if isinstance(v, dict) else "[...]")
             items = list(v.items())[:limit] if isinstance(v, dict) else list(v[:limit])
@@ -93,7 +93,7 @@ def shorten(value: Any, limit: int = ECHO_LIMIT) -> str:
 
     render(value, 0)
     text = "".join(parts)
-    if budget[0] <= 0 and isinstance(value, dict | list | tuple):
+    if budget[0] <= 0 and isinstance(value, (dict, list, tuple)):
         text += f" ({len(value):,} {'entries' if isinstance(value, dict) else 'items'})"
     return text
 

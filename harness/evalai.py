@@ -20,6 +20,17 @@ bootstrap settings, and carries the ground-truth files (with their sha256), so t
 codename can be anything and the worker needs no data folder. Scores are exactly those of
 `vlbench score` on the same files (the result record's units: fractions in [0, 1], RSUM in
 percent points, caption metrics on pycocoevalcap's scale).
+
+The phase's leaderboard schema (`labels`, `default_order_by`, `metadata`) comes from
+`python -m vlbench.evalai schema BENCHMARK`. EvalAI's leaderboard reads a result's error bars as
+`error["error_<label>"]` for every label and sorts by `error_<default_order_by>`, so `evaluate`
+names them that way.
+
+Remote evaluation (EvalAI-Starters' `remote_challenge_evaluation`) calls
+`evaluate(user_submission_file, phase_codename, test_annotation_file=None, **kwargs)` on the
+host's machine and reports through the `update_submission` API, whose `result` field is a JSON
+list `[{"split", "show_to_participant", "accuracies"}]` that may only name leaderboard labels:
+`remote_evaluate` and `update_submission_result` give exactly those.
 """
 
 from __future__ import annotations
@@ -121,7 +132,7 @@ def evaluate(test_annotation_file: str, user_submission_file: str, phase_codenam
              **kwargs: Any) -> dict[str, Any]:
     """EvalAI's entry point: score `user_submission_file` on the bundle's benchmark.
 
-    Returns `{"result": [{split: scores}], "error": [{split: ci95 half-widths}],
+    Returns `{"result": [{split: scores}], "error": [{split: {"error_<metric>": ci95 half-width}}],
     "submission_result": the vlbench result record}`; raises `EvaluationFailed` with every
     validation problem listed when the submission is invalid.
     """
@@ -153,13 +164,62 @@ def evaluate(test_annotation_file: str, user_submission_file: str, phase_codenam
     result.per_item = None
     split = str(doc["split"])
     scores = {k: v for k, v in result.scores.items() if v is not None}
-    errors = {k: (hi - lo) / 2 for k, (lo, hi) in result.ci95.items() if k in scores}
     record = result.to_dict()
     record["evalai"] = {"phase_codename": phase_codename, "split": split}
     out: dict[str, Any] = {"result": [{split: scores}], "submission_result": record}
-    if errors:
+    errors = error_bars(benchmark, scores, result.ci95)
+    if errors is not None:
         out["error"] = [{split: errors}]
     return out
+
+
+def error_bars(benchmark: Benchmark, scores: dict[str, float],
+               ci95: dict[str, list[float]]) -> dict[str, float | None] | None:
+    """EvalAI's `error` entry of one split: `error_<label>` for every leaderboard label (its page
+    looks each one up, so a missing key breaks it), the 95% CI half-width, or None for a label
+    with no interval (no value, e.g. METEOR without Java). None as a whole, so that EvalAI ranks
+    with no error bars at all, when the main score has no interval (bootstrap 0): EvalAI's sort
+    negates `error_<default_order_by>`, which must then be a number."""
+    half = {k: (hi - lo) / 2 for k, (lo, hi) in ci95.items() if k in scores}
+    if benchmark.main_score not in half:
+        return None
+    return {f"error_{m.key}": half.get(m.key) for m in benchmark.metrics}
+
+
+def leaderboard_schema(benchmark_id: str) -> dict[str, Any]:
+    """The `schema` of an EvalAI leaderboard for this benchmark (challenge_config.yaml's
+    `leaderboards[].schema`): the metric keys `evaluate` reports, ranked by the main score."""
+    benchmark = registry().benchmark(benchmark_id)
+    return {
+        "labels": [m.key for m in benchmark.metrics],
+        "default_order_by": benchmark.main_score,
+        "metadata": {m.key: {"sort_ascending": not m.higher_is_better, "description": m.description}
+                     for m in benchmark.metrics},
+    }
+
+
+def remote_evaluate(user_submission_file: str, phase_codename: str, test_annotation_file: str | None = None,
+                    **kwargs: Any) -> dict[str, Any]:
+    """`evaluate` with the argument order of EvalAI-Starters' remote evaluation script."""
+    if test_annotation_file is None:
+        raise EvaluationFailed(
+            "remote evaluation needs the phase's annotation file: pass test_annotation_file (made with "
+            "python -m vlbench.evalai pack BENCHMARK --split SPLIT_CODENAME --out FILE)")
+    return evaluate(test_annotation_file, user_submission_file, phase_codename, **kwargs)
+
+
+def update_submission_result(output: dict[str, Any], show_to_participant: bool = True) -> str:
+    """The `result` field of EvalAI's `update_submission` request (a JSON string) for the output of
+    `evaluate`: one entry per split, its accuracies restricted to the benchmark's leaderboard
+    labels (EvalAI refuses any other key) and to numbers (a metric without a value is left out)."""
+    benchmark = registry().benchmark(str(output["submission_result"]["benchmark"]))
+    labels = {m.key for m in benchmark.metrics}
+    entries = []
+    for split_result in output["result"]:
+        for split, scores in split_result.items():
+            accuracies = {k: float(v) for k, v in scores.items() if k in labels and isinstance(v, (int, float))}
+            entries.append({"split": split, "show_to_participant": show_to_participant, "accuracies": accuracies})
+    return json.dumps(entries, allow_nan=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -173,10 +233,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--data-dir", help="prepared data folder")
     p.add_argument("--bootstrap", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser("schema", help="print the leaderboard schema (labels, default_order_by) for a benchmark")
+    p.add_argument("benchmark")
     p = sub.add_parser("evaluate", help="run evaluate() as EvalAI would and print its output")
     p.add_argument("annotation")
     p.add_argument("submission")
     p.add_argument("--phase", default="test")
+    p.add_argument("--remote", action="store_true",
+                   help="print instead the `result` field of EvalAI's update_submission request (remote evaluation)")
     args = parser.parse_args(argv)
     try:
         if args.command == "pack":
@@ -184,7 +248,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         bootstrap=args.bootstrap, seed=args.seed)
             print(f"wrote {path} ({path.stat().st_size:,} bytes): upload it as the phase's annotation file")
             return 0
-        print(json.dumps(evaluate(args.annotation, args.submission, args.phase), indent=2))
+        if args.command == "schema":
+            print(json.dumps(leaderboard_schema(args.benchmark), indent=2))
+            return 0
+        output = evaluate(args.annotation, args.submission, args.phase)
+        print(update_submission_result(output) if args.remote else json.dumps(output, indent=2))
         return 0
     except EvaluationFailed as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -389,7 +389,7 @@ def _first_unserializable(doc: Any) -> tuple[tuple[str | int, ...], str]:
             return where, f"{value} is not a finite number (JSON has no NaN or Infinity)"
         if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 14_000:
             return where, "an integer with more than 4,300 digits cannot be written as JSON text"
-        if isinstance(value, str | int | float | bool) or value is None:
+        if isinstance(value, (str, int, float, bool)) or value is None:
             return None
         if id(value) in on_path:
             return where, "the document contains itself (a circular reference)"
@@ -403,7 +403,7 @@ def _first_unserializable(doc: Any) -> tuple[tuple[str | int, ...], str]:
                     return found
             on_path.discard(id(value))
             return None
-        if isinstance(value, list | tuple):
+        if isinstance(value, (list, tuple)):
             on_path.add(id(value))
             for i, v in enumerate(value):
                 found = walk(v, (*where, i))

@@ -127,7 +127,7 @@ def meta_issues(meta: Any, issues: IssueList) -> None:
                 f"{value} is not a finite number (JSON has no Infinity or NaN)",
                 "write a finite number, or the value as a string",
             )
-        elif isinstance(value, dict | list):
+        elif isinstance(value, (dict, list)):
             if len(where) > META_MAX_DEPTH and not too_deep:
                 too_deep = True
                 issues.add(

@@ -17,7 +17,9 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from vlbench.errors import UsageError
 from vlbench.jsonio import atomic_write_bytes, current_umask
@@ -175,39 +177,112 @@ def remove_empty(folders: list[Path]) -> None:
             return
 
 
+# Every name a vlbench build publishes (render_files); a push may delete these from the repo when
+# the new build no longer has them, and cache entries and the marker that older pushes uploaded.
+PUBLISHED_NAMES = frozenset({"README.md", "index.html", "leaderboard.csv", "leaderboard.json", PLOT_FILE})
+DEFAULT_TITLE = "vlbench leaderboard"
+
+
 def upload_plan(folder: Path) -> list[tuple[str, int]]:
+    """The files a push publishes, with their sizes: the built folder without its score cache and
+    build marker (a reader of the published board needs neither; the cache is what lets the next
+    local build reuse scores)."""
     if not (folder / "index.html").is_file():
         raise UsageError(f"{folder} is not a built leaderboard (no index.html); run: vlbench leaderboard build")
-    return sorted((p.relative_to(folder).as_posix(), p.stat().st_size) for p in folder.rglob("*") if p.is_file())
+    plan = []
+    for p in folder.rglob("*"):
+        name = p.relative_to(folder).as_posix()
+        if p.is_file() and not _build_state(name):
+            plan.append((name, p.stat().st_size))
+    return sorted(plan)
+
+
+def _build_state(name: str) -> bool:
+    return name in (MARKER, CACHE_FOLDER) or name.startswith(CACHE_FOLDER + "/")
+
+
+def written_by_vlbench(name: str) -> bool:
+    """Whether a file in a hub repo is one a vlbench push uploads (now or in an earlier version)."""
+    return name in PUBLISHED_NAMES or _build_state(name)
+
+
+def front_matter(repo_type: str, title: str) -> str:
+    """The YAML block a hub repo reads its settings from (the README's front matter): a Space
+    serves index.html as a static page; a dataset repo's viewer shows leaderboard.csv."""
+    quoted = json.dumps(title)  # a JSON string is a valid YAML scalar, whatever the title holds
+    if repo_type == "space":
+        return f"---\ntitle: {quoted}\nsdk: static\napp_file: index.html\npinned: false\n---\n"
+    return (f"---\npretty_name: {quoted}\nconfigs:\n- config_name: default\n  data_files:\n"
+            "  - split: leaderboard\n    path: leaderboard.csv\n---\n")
+
+
+def readme_for_hub(readme: str, repo_type: str, title: str) -> str:
+    """The built README with the repo's front matter in front (replacing any it had)."""
+    if readme.startswith("---\n"):
+        end = readme.find("\n---\n", 4)
+        if end != -1:
+            readme = readme[end + len("\n---\n"):]
+    return front_matter(repo_type, title) + "\n" + readme.lstrip("\n")
+
+
+@dataclass
+class PushReport:
+    """What a push sent: the files uploaded, the stale files it deleted from the repo, and the
+    files it left there because vlbench did not write them."""
+
+    uploaded: list[tuple[str, int]]
+    deleted: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    created: bool = False
 
 
 def push(folder: str | os.PathLike, repo_id: str, repo_type: str = "dataset", dry_run: bool = False,
-         token: str | None = None) -> list[tuple[str, int]]:
-    """Upload the built folder to a hub repo (token: argument or $HF_TOKEN). Returns the files."""
+         token: str | None = None, title: str = DEFAULT_TITLE) -> PushReport:
+    """Make hub repo `repo_id` hold the built folder: create the repo when missing (a Space is a
+    static one), upload the published files (README.md with the repo's front matter), and delete
+    in the same commit the files an earlier push uploaded that this build no longer has. Files
+    vlbench never writes are left in the repo (listed in the report). The token is the argument,
+    else huggingface_hub's own lookup ($HF_TOKEN, or the token `hf auth login` saved)."""
     folder = Path(folder)
     plan = upload_plan(folder)
     if dry_run:
-        return plan
-    token = token or os.environ.get("HF_TOKEN")
-    if not token:
-        raise UsageError("no Hugging Face token: set HF_TOKEN (a write token for " + repo_id + ")")
+        return PushReport(plan)
     try:
-        from huggingface_hub import HfApi
+        from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
     except ImportError:
-        raise UsageError("pushing needs huggingface_hub: pip install 'vlbench[hub]'") from None
+        raise UsageError("pushing needs huggingface_hub 0.25 or newer: pip install 'vlbench[hub]'") from None
+    token = token or get_token()
+    if not token:
+        raise UsageError(f"no Hugging Face token: set HF_TOKEN or run `hf auth login` (a write token for {repo_id})")
     api = HfApi(token=token)
     try:
         # One plain request first: without a network or with a bad token it fails at once, where
         # the upload's own requests retry with backoff (about 25 s) before giving up.
         api.whoami()
     except Exception as exc:
-        raise UsageError(f"cannot reach the Hugging Face hub with this token (HF_TOKEN): {_first_line(exc)}") from None
+        raise UsageError(f"cannot reach the Hugging Face hub with this token: {_first_line(exc)}") from None
+    report = PushReport(plan)
     try:
-        api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
-                          commit_message="vlbench leaderboard build")
-    except Exception as exc:  # network, auth, missing repo: all reach the user as one sentence
+        report.created = not api.repo_exists(repo_id, repo_type=repo_type)
+        if report.created:
+            api.create_repo(repo_id, repo_type=repo_type, exist_ok=True,
+                            space_sdk="static" if repo_type == "space" else None)
+        remote = api.list_repo_files(repo_id, repo_type=repo_type)
+        published = {name for name, _ in plan}
+        report.deleted = sorted(n for n in remote if n not in published and written_by_vlbench(n))
+        report.kept = sorted(n for n in remote if n not in published and not written_by_vlbench(n)
+                             and n != ".gitattributes")
+        operations: list[Any] = []
+        for name, _ in plan:
+            data = (folder / name).read_bytes()
+            if name == "README.md":
+                data = readme_for_hub(data.decode("utf-8"), repo_type, title).encode("utf-8")
+            operations.append(CommitOperationAdd(path_in_repo=name, path_or_fileobj=data))
+        operations += [CommitOperationDelete(path_in_repo=n) for n in report.deleted]
+        api.create_commit(repo_id, operations, repo_type=repo_type, commit_message="vlbench leaderboard build")
+    except Exception as exc:  # network, auth, permissions: all reach the user as one sentence
         raise UsageError(f"could not upload to {repo_type} {repo_id}: {_first_line(exc)}") from None
-    return plan
+    return report
 
 
 def _first_line(exc: BaseException) -> str:

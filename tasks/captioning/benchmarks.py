@@ -33,7 +33,7 @@ COCO_KARPATHY_TEST = Benchmark(
     citation=CITATION_COCO,
     license="COCO annotations: CC BY 4.0",
     homepage="https://cocodataset.org/#captions-eval",
-    source_hint="a folder with captions_val2014.json and dataset_coco.json, or a hub id such as yerevann/coco-karpathy",
+    source_hint="a folder with captions_val2014.json and dataset_coco.json, or the hub dataset yerevann/coco-karpathy",
     options={"split": "test", "images": 5000},
 )
 

@@ -21,11 +21,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from vlbench.errors import UsageError
 
-ImageId = int | str
+ImageId = Union[int, str]  # a runtime alias: Union, not |, for Python 3.9
 COMPACT_KEY = "vlbench_references"
 
 
@@ -69,6 +69,8 @@ def _check_captions(ids: Sequence[ImageId], caps: Sequence[Sequence[str]], where
         raise UsageError(f"{where}: no image with reference captions")
     seen: set[ImageId] = set()
     for i, c in zip(ids, caps, strict=False):
+        if i is None or (isinstance(i, str) and not i.strip()):
+            raise UsageError(f"{where}: an image has an empty id")
         if i in seen:
             raise UsageError(f"{where}: image {i!r} is listed twice")
         seen.add(i)

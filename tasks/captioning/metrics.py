@@ -38,6 +38,17 @@ CIDER_D_SCALE = 10.0
 KEY_BITS = 63  # int64 sort keys stay non-negative
 _WORD = 64  # bits per machine word of the bit-parallel LCS
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+_BYTE_BITS = np.array([bin(b).count("1") for b in range(256)], dtype=np.uint8)
+
+
+def popcount_by_bytes(words: np.ndarray) -> np.ndarray:
+    """Set bits per uint64 word, by a byte table (numpy before 2.0 has no bitwise_count)."""
+    as_bytes = np.ascontiguousarray(words, dtype=np.uint64).view(np.uint8)
+    return _BYTE_BITS[as_bytes].reshape(*words.shape, 8).sum(axis=-1, dtype=np.uint8)
+
+
+# EvalAI's Python 3.9 workers pin numpy 1.26, which lacks np.bitwise_count (numpy 2.0).
+popcount = getattr(np, "bitwise_count", popcount_by_bytes)
 
 
 def _bits(bound: int) -> int:
@@ -637,7 +648,7 @@ def _bitparallel(
     fill = np.clip(lr[pairs][:, None] - _WORD * np.arange(w, dtype=np.int64)[None, :], 0, _WORD)
     low = np.left_shift(np.uint64(1), np.minimum(fill, _WORD - 1).astype(np.uint64)) - np.uint64(1)
     mask = np.where(fill >= _WORD, _ALL_ONES, low)
-    return pairs, np.bitwise_count(~v & mask).astype(np.int64).sum(axis=1)
+    return pairs, popcount(~v & mask).astype(np.int64).sum(axis=1)
 
 
 # ---------------------------------------------------------------------------------------------

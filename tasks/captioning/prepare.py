@@ -12,12 +12,11 @@ from vlbench.source_check import SourceMismatch, check_source
 from vlbench.tasks.captioning.loaders import (
     References,
     _read_json,
-    detect_and_load,
     from_coco_captions,
     from_karpathy,
-    karpathy_image_id,
     karpathy_test_ids,
 )
+from vlbench.tasks.retrieval.hub_tables import is_dataset_folder
 
 COCO_CAPTIONS = ("captions_val2014.json", "annotations/captions_val2014.json")
 KARPATHY = ("dataset_coco.json", "karpathy/dataset_coco.json")
@@ -100,33 +99,8 @@ def _hub_snapshot(repo_id: str) -> Path:
     return Path(snapshot_download(repo_id=repo_id, repo_type="dataset", allow_patterns=["*.json", "*.json.gz", "**/*.json"]))
 
 
-def _hub_rows(repo_id: str, split: str = "test") -> list[dict[str, Any]]:
-    """The rows of a hub dataset's split (datasets.load_dataset), as dicts."""
-    from datasets import load_dataset
-
-    return [dict(r) for r in load_dataset(repo_id, split=split)]
-
-
-def _refs_from_rows(rows: list[dict[str, Any]], where: str) -> References:
-    """Karpathy-style rows: an id (cocoid / image_id / imgid) and the captions (sentences, raw
-    strings or {"raw"} dicts, or captions)."""
-    ids, caps = [], []
-    for r in rows:
-        if "cocoid" in r or "filename" in r or "imgid" in r:
-            iid = karpathy_image_id(r)
-        elif "image_id" in r:
-            iid = r["image_id"]
-        else:
-            raise UsageError(f"{where}: rows have no image id column (cocoid, image_id or imgid)")
-        sents = r.get("sentences", r.get("captions", r.get("sentences_raw")))
-        if sents is None:
-            raise UsageError(f"{where}: rows have no caption column (sentences, captions or sentences_raw)")
-        caps.append([s["raw"] if isinstance(s, dict) else s for s in sents])
-        ids.append(iid)
-    return detect_and_load({"vlbench_references": 1, "images": list(zip(ids, caps, strict=False))}, where)
-
-
 def coco_karpathy_from_hub(repo_id: str, mismatches: list[SourceMismatch] | None = None) -> References:
+    """A hub dataset repo holding the official files (read as a folder), else its table of rows."""
     mismatches = [] if mismatches is None else mismatches
     try:
         folder = _hub_snapshot(repo_id)
@@ -134,12 +108,18 @@ def coco_karpathy_from_hub(repo_id: str, mismatches: list[SourceMismatch] | None
         folder = None
     if folder is not None and _first(folder, KARPATHY) is not None:
         return coco_karpathy_from_folder(folder, mismatches)
-    try:
-        rows = _hub_rows(repo_id, "test")
-    except Exception as exc:
-        raise UsageError(f"cannot load hub dataset {repo_id!r}: {type(exc).__name__}: {exc}") from None
-    refs = _refs_from_rows(rows, repo_id)
-    mismatches += _reference_mismatches(refs, 5000, MIN_REFERENCES, "the hub dataset's test split")
+    return coco_karpathy_from_rows(repo_id, mismatches)
+
+
+def coco_karpathy_from_rows(source: str, mismatches: list[SourceMismatch]) -> References:
+    """The Karpathy test images' references from a hub dataset's rows (a hub id or a local folder
+    laid out as one), held to the official file's counts."""
+    from vlbench.tasks.retrieval.karpathy import load_karpathy_rows
+
+    doc = load_karpathy_rows(source, "dataset_coco.json", "test")
+    mismatches += _karpathy_mismatches(doc, None)
+    refs = from_karpathy(doc, "test", source)
+    mismatches += _reference_mismatches(refs, 5000, MIN_REFERENCES, "the dataset's test split")
     return refs
 
 
@@ -181,6 +161,8 @@ def _read_references(benchmark: Benchmark, source: str, mismatches: list[SourceM
         mismatches += _reference_mismatches(refs, *_expected_images(benchmark), MINI_CAPTIONS)
         return refs, "vlbench-mini " + MINI_CAPTIONS
     if path.is_dir():
+        if _first(path, KARPATHY) is None and is_dataset_folder(path):
+            return coco_karpathy_from_rows(str(path), mismatches), path.name
         return coco_karpathy_from_folder(path, mismatches), path.name
     if path.is_file():
         data = _read_json(path)

@@ -25,7 +25,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, Union, overload
 
 from vlbench.errors import InvalidSubmission, IssueList, UsageError, VlbenchError, pointer
 from vlbench.ground_truth import locate_ground_truth
@@ -48,7 +48,7 @@ def _as_id(value: Any) -> str | None:
     return None
 
 
-class RecordKeys(Sequence[tuple[str | int, ...]]):
+class RecordKeys(Sequence[tuple[Union[str, int], ...]]):  # a runtime base: Union, not |, for Python 3.9
     """JSON pointer parts `(record, "boxes", j)` of each phrase list, made only when asked for
     (they are needed for problems, which are rare, and there are tens of thousands of lists)."""
 

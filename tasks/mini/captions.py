@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Union
 
 import numpy as np
 
@@ -26,7 +27,7 @@ class Phrase:
     cls: str | None  # None for the background phrase
 
 
-Segment = str | Phrase
+Segment = Union[str, Phrase]  # a runtime alias: Union, not |, for Python 3.9
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ BENCHMARKS = (
         citation=f"{COCO}\n{KARPATHY}",
         license="COCO annotations: CC BY 4.0",
         homepage="https://cs.stanford.edu/people/karpathy/deepimagesent/",
-        source_hint="a folder with dataset_coco.json (Karpathy splits)",
+        source_hint="a folder with dataset_coco.json (Karpathy splits), or the hub dataset yerevann/coco-karpathy",
         options={"source_file": "dataset_coco.json", "split": "test", "captions_per_image": 5, "folds": 1},
     ),
     Benchmark(
@@ -60,7 +60,7 @@ BENCHMARKS = (
         citation=f"{COCO}\n{KARPATHY}\n{VSEPP}",
         license="COCO annotations: CC BY 4.0",
         homepage="https://cs.stanford.edu/people/karpathy/deepimagesent/",
-        source_hint="a folder with dataset_coco.json (Karpathy splits)",
+        source_hint="a folder with dataset_coco.json (Karpathy splits), or the hub dataset yerevann/coco-karpathy",
         options={"source_file": "dataset_coco.json", "split": "test", "captions_per_image": 5, "folds": 5},
     ),
     Benchmark(
@@ -74,7 +74,7 @@ BENCHMARKS = (
         citation=f"{FLICKR30K}\n{KARPATHY}",
         license="Flickr30k: non-commercial research use (Flickr terms of use)",
         homepage="https://shannon.cs.illinois.edu/DenotationGraph/",
-        source_hint="a folder with dataset_flickr30k.json (Karpathy splits)",
+        source_hint="a folder with dataset_flickr30k.json (Karpathy splits), or the hub dataset nlphuji/flickr30k",
         options={"source_file": "dataset_flickr30k.json", "split": "test", "captions_per_image": 5, "folds": 1},
     ),
     Benchmark(

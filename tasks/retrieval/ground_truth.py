@@ -88,6 +88,8 @@ def build_ground_truth(doc: dict[str, Any], split: str, captions_per_image: int 
         images.append(image.id)
     if not images:
         raise UsageError(f"the source has no images in split {split!r}")
+    _check_ids(images, "image")
+    _check_ids(captions, "caption")
     return {
         "format": FORMAT,
         "version": 1,
@@ -97,6 +99,17 @@ def build_ground_truth(doc: dict[str, Any], split: str, captions_per_image: int 
         "captions": captions,
         "caption_image": caption_image,
     }
+
+
+def _check_ids(ids: list[str], what: str) -> None:
+    """Ids a submission can name: present and unique (a source with empty or repeated ids would
+    otherwise give a ground truth that silently merges or drops items)."""
+    present = [i for i in ids if i.strip()]
+    empty, repeated = len(ids) - len(present), len(present) - len(set(present))
+    if empty or repeated:
+        found = [f"{empty:,} empty" if empty else "", f"{repeated:,} repeated" if repeated else ""]
+        raise UsageError(f"the source's {what} ids are not usable: {' and '.join(f for f in found if f)} "
+                         f"among {len(ids):,} ({what} ids must be present and unique)")
 
 
 def write_ground_truth(path: str | os.PathLike, doc: dict[str, Any]) -> Path:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 from vlbench.errors import UsageError
 from vlbench.jsonio import read_trusted_json, sha256_file
 from vlbench.source_check import SourceMismatch
+from vlbench.tasks.retrieval.hub_tables import is_dataset_folder, karpathy_from_dataset
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # Set on documents assembled from a hub dataset's rows (not a file): they carry no `dataset`
@@ -173,45 +174,24 @@ def parse_karpathy(doc: Mapping[str, Any]) -> list[KarpathyImage]:
     return images
 
 
-def rows_to_karpathy(rows: Iterable[Mapping[str, Any]], split: str | None = None) -> dict[str, Any]:
-    """Karpathy document from table rows, as hub datasets store it.
-
-    Hub copies keep the Karpathy fields but flatten `sentences` to a list of strings next to
-    `sentids`; rows from a per-split table may lack `split`.
-    """
-    images = []
-    for row in rows:
-        sentences = row.get("sentences") or []
-        if sentences and isinstance(sentences[0], str):
-            sentids = row.get("sentids") or []
-            if len(sentids) != len(sentences):
-                raise UsageError("hub rows have sentences as strings but no matching 'sentids'")
-            sentences = [{"sentid": int(i), "raw": s} for i, s in zip(sentids, sentences, strict=True)]
-        entry = {
-            "split": row.get("split") or split or "",
-            "sentids": [int(s["sentid"]) for s in sentences],
-            "sentences": [{"sentid": int(s["sentid"]), "raw": s.get("raw", "")} for s in sentences],
-            "filename": row.get("filename") or "",
-        }
-        if row.get("cocoid") is not None:
-            entry["cocoid"] = row["cocoid"]
-        images.append(entry)
-    return {"images": images}
-
-
-def load_karpathy(source: str | os.PathLike, filename: str) -> dict[str, Any]:
-    """Read a Karpathy document from a file, a folder holding `filename`, or a hub dataset id."""
+def load_karpathy(source: str | os.PathLike, filename: str, split: str = "test") -> dict[str, Any]:
+    """Read a Karpathy document from a file, a folder holding `filename`, a folder laid out as a
+    hub dataset, or a hub dataset id (`split`: the one the benchmark keeps, for a table's checks)."""
     path = Path(source)
+    if path.is_dir() and not (path / filename).is_file() and is_dataset_folder(path):
+        return load_karpathy_rows(str(source), filename, split)
     if path.is_dir():
         path = path / filename
     if path.is_file():
         return read_trusted_json(path)
     if isinstance(source, str) and HUB_ID.match(source) and not path.exists():
-        return load_karpathy_from_hub(source, filename)
-    raise UsageError(f"no Karpathy split file at {source} (expected {filename}, a folder holding it, or a hub id)")
+        return load_karpathy_from_hub(source, filename, split)
+    raise UsageError(f"no Karpathy split file at {source} (expected {filename}, a folder holding it, a hub dataset "
+                     "folder, or a hub id)")
 
 
-def load_karpathy_from_hub(repo_id: str, filename: str, revision: str | None = None) -> dict[str, Any]:
+def load_karpathy_from_hub(repo_id: str, filename: str, split: str = "test",
+                           revision: str | None = None) -> dict[str, Any]:
     """The raw json file if the dataset repo has it, else the dataset's rows through `datasets`."""
     try:
         from huggingface_hub import hf_hub_download
@@ -225,15 +205,15 @@ def load_karpathy_from_hub(repo_id: str, filename: str, revision: str | None = N
         pass
     except Exception as exc:  # network or authentication problems: say what and where
         raise UsageError(f"could not fetch {filename} from hub dataset {repo_id}: {exc}") from exc
+    return load_karpathy_rows(repo_id, filename, split, revision)
+
+
+def load_karpathy_rows(source: str, filename: str, split: str = "test", revision: str | None = None) -> dict[str, Any]:
+    """A Karpathy document from a hub dataset's rows (a hub id, or a local folder laid out as one)."""
     try:
-        import datasets
+        import datasets  # noqa: F401
     except ImportError as exc:
         raise UsageError("loading a hub dataset needs: pip install 'vlbench[hub]'") from exc
-    try:
-        loaded = datasets.load_dataset(repo_id, revision=revision)
-    except Exception as exc:
-        raise UsageError(f"could not load hub dataset {repo_id}: {exc}") from exc
-    images: list[dict[str, Any]] = []
-    for split_name, table in loaded.items():
-        images.extend(rows_to_karpathy(table, split=split_name)["images"])
-    return {"images": images, FROM_ROWS: repo_id}
+    expected = expected_file(filename)
+    images = karpathy_from_dataset(source, filename, split, expected.splits[split] if expected else None, revision)
+    return {"images": images, FROM_ROWS: source}

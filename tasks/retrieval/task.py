@@ -149,7 +149,7 @@ class RetrievalTask(TaskType):
     def prepare(self, benchmark: Benchmark, source: str, data_dir: Path, force: bool = False) -> list[Path]:
         filename = benchmark.option("source_file")
         split = benchmark.option("split", "test")
-        doc = load_karpathy(source, filename)
+        doc = load_karpathy(source, filename, split)
         mismatches = check_karpathy(doc, filename, split, source_sha256(source, filename))
         deviation = check_source(benchmark.id, source, mismatches, force, source_description(filename))
         gt = build_ground_truth(doc, split, benchmark.option("captions_per_image"))

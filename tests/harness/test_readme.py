@@ -49,3 +49,35 @@ def test_quick_start_commands_name_the_venv() -> None:
     section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     commands = re.findall(r"^\$ (.*)$", section, re.M)
     assert commands and all(c.startswith((".venv/bin/", "make ", "python3 ")) for c in commands)
+
+
+def test_evalai_steps_run_as_written(retrieval_data: Path, tmp_path: Path) -> None:
+    """Every `python -m vlbench.evalai ...` command of the README's EvalAI steps runs as written,
+    in a challenge folder (with annotations/), on a prepared data folder."""
+    import json
+    import os
+
+    from vlbench.ground_truth import locate_ground_truth
+    from vlbench.registry import registry
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("**EvalAI.**", 1)[1].split("\n\n`import grounding`", 1)[0]
+    commands = re.findall(r"`(python -m vlbench\.evalai [^`]+)`", re.sub(r"\s+", " ", section))
+    assert {c.split()[3] for c in commands} >= {"pack", "schema", "evaluate"}
+    assert "`from vlbench.evalai import evaluate`" in section
+    b = registry().benchmark("coco-5k")
+    task = registry().task_of(b)
+    gt = task.load_ground_truth(b, locate_ground_truth(b, retrieval_data))
+    challenge = tmp_path / "challenge"
+    (challenge / "annotations").mkdir(parents=True)
+    (challenge / "SUBMISSION.json").write_text(json.dumps(
+        {"vlbench": 1, "benchmark": "coco-5k", "task": "retrieval", "meta": {"method": "r"},
+         "predictions": task.random_predictions(gt, b, seed=1)}))
+    env = {**os.environ, "VLBENCH_DATA": str(retrieval_data)}
+    for command in commands:
+        # the generic form names the step-2 file ANNOTATION
+        argv = [sys.executable, *command.replace("ANNOTATION SUBMISSION", "annotations/coco-5k.json SUBMISSION.json")
+                .split()[1:]]
+        done = subprocess.run(argv, cwd=challenge, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, (command, done.stderr)
+    assert (challenge / "annotations" / "coco-5k.json").is_file()

@@ -1,4 +1,5 @@
-"""Karpathy split loading: local files, folders, gzip, and both hub code paths (mocked)."""
+"""Karpathy split loading: local files, folders, gzip, and a hub repo holding the json file
+(hub dataset tables: test_hub_tables.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from tests.conftest import karpathy_doc
 from vlbench.errors import UsageError
 from vlbench.tasks.retrieval.ground_truth import build_ground_truth
-from vlbench.tasks.retrieval.karpathy import load_karpathy, parse_karpathy, rows_to_karpathy
+from vlbench.tasks.retrieval.karpathy import load_karpathy, parse_karpathy
 
 
 def test_local_file_folder_and_gzip(tmp_path: Path) -> None:
@@ -41,7 +42,7 @@ def test_sentids_fix_caption_order() -> None:
 
 
 def test_hub_raw_file(monkeypatch, tmp_path: Path) -> None:
-    import huggingface_hub
+    huggingface_hub = pytest.importorskip("huggingface_hub")
 
     path = tmp_path / "dataset_coco.json"
     path.write_text(json.dumps(karpathy_doc(3)))
@@ -55,32 +56,3 @@ def test_hub_raw_file(monkeypatch, tmp_path: Path) -> None:
     doc = load_karpathy("someone/coco-karpathy", "dataset_coco.json")
     assert calls == [("someone/coco-karpathy", "dataset_coco.json", "dataset")]
     assert len(parse_karpathy(doc)) == 12
-
-
-def test_hub_dataset_rows(monkeypatch) -> None:
-    """A hub copy stored as a table (sentences as strings next to sentids), via `datasets`."""
-    import datasets
-    import huggingface_hub
-    from huggingface_hub.errors import EntryNotFoundError
-
-    def missing(**kwargs):
-        raise EntryNotFoundError("no such file")
-
-    source = karpathy_doc(3)
-    rows = [
-        {**{k: v for k, v in im.items() if k != "sentences"}, "sentences": [s["raw"] for s in im["sentences"]]}
-        for im in source["images"]
-    ]
-    by_split = {s: [r for r in rows if r["split"] == s] for s in ("train", "test")}
-    fake = datasets.DatasetDict({s: datasets.Dataset.from_list(r) for s, r in by_split.items()})
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", lambda **kw: missing(**kw))
-    monkeypatch.setattr(datasets, "load_dataset", lambda repo_id, revision=None: fake)
-    doc = load_karpathy("someone/coco-karpathy-table", "dataset_coco.json")
-    gt = build_ground_truth(doc, "test", 5)
-    expected = build_ground_truth(source, "test", 5)
-    assert gt["images"] == expected["images"] and gt["captions"] == expected["captions"]
-
-
-def test_rows_need_sentids_with_string_sentences() -> None:
-    with pytest.raises(UsageError):
-        rows_to_karpathy([{"sentences": ["a", "b"], "sentids": [1]}])
