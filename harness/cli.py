@@ -558,6 +558,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(typed: list[str]) -> int:
+    if typed == ["--version"]:  # what argparse prints, without discovering every plugin first
+        print(f"vlbench {__version__}")
+        return EXIT_OK
     parser = build_parser()
     argv, debug = _take_debug(typed)
     args = parser.parse_args(argv)

@@ -12,11 +12,13 @@ import importlib.util
 import pkgutil
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vlbench.benchmark import Benchmark
 from vlbench.errors import UsageError
-from vlbench.task_type import TaskType
+
+if TYPE_CHECKING:  # discovery needs neither at run time (and TaskType pulls in numpy)
+    from vlbench.benchmark import Benchmark
+    from vlbench.task_type import TaskType
 
 
 @dataclass(frozen=True)

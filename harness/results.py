@@ -6,11 +6,13 @@ import json
 import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vlbench.errors import UsageError, shorten
-from vlbench.item_table import ItemTable
 from vlbench.jsonio import DEFAULT_MAX_BYTES, atomic_write_json, read_regular_capped
+
+if TYPE_CHECKING:
+    from vlbench.item_table import ItemTable
 
 RESULT_FORMAT = 1
 
@@ -106,6 +108,8 @@ def save_items(path: str | os.PathLike, items: dict[str, ItemTable]) -> None:
 def load_items(path: str | os.PathLike) -> dict[str, ItemTable]:
     raw = _read_json(path, "per-item file")
     try:
+        from vlbench.item_table import ItemTable  # numpy, only when per-item tables are read
+
         return {name: ItemTable.from_dict(t) for name, t in raw.items()}
     except (AttributeError, KeyError, TypeError, ValueError):
         raise UsageError(f"{path} is not a per-item file written by vlbench score (it is damaged "
