@@ -13,6 +13,7 @@ rerun with the same parameters reuses it. With several processes each rank fills
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -501,15 +502,17 @@ def _rerender(p: Planned) -> Any:
     return Image.fromarray(render_scene(scene, skip))
 
 
-_SCENES: dict[int, Any] = {}
-
-
 def _mini_scene(image_id: int, config: Any) -> Any:
-    if not _SCENES:
-        from vlbench.tasks.mini.build import iter_scenes
+    return _mini_scenes(config).get(image_id)
 
-        _SCENES.update({s.image_id: s for s in iter_scenes(config)})
-    return _SCENES.get(image_id)
+
+@functools.lru_cache(maxsize=2)
+def _mini_scenes(config: Any) -> dict[int, Any]:
+    """Every scene of the mini world `config` describes, by image id (one cache entry per
+    configuration: a world of another size or seed is another set of scenes)."""
+    from vlbench.tasks.mini.build import iter_scenes
+
+    return {s.image_id: s for s in iter_scenes(config)}
 
 
 def _distributed() -> bool:

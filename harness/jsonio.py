@@ -47,27 +47,6 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def non_finite_paths(node: Any, limit: int = 20) -> list[tuple[str | int, ...]]:
-    """Paths of the first `limit` non-finite floats.
-
-    The reader cannot refuse them all cheaply: json.loads turns an overflowing literal (1e999)
-    into inf without a hook short of a Python call per number. Predictions are checked for finite
-    numbers by their task; free-form parts (meta) are searched with this.
-    """
-    found: list[tuple[str | int, ...]] = []
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(node, ())]
-    while stack and len(found) < limit:
-        value, where = stack.pop()
-        if type(value) is float:
-            if not math.isfinite(value):
-                found.append(where)
-        elif type(value) is dict:
-            stack.extend((v, (*where, k)) for k, v in reversed(value.items()))
-        elif type(value) is list:
-            stack.extend((v, (*where, i)) for i, v in reversed(list(enumerate(value))))
-    return found
-
-
 def _lone_surrogates(node: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
     """Paths of strings (values or keys) that hold unpaired UTF-16 surrogates."""
     found: list[tuple[str | int, ...]] = []

@@ -2,7 +2,7 @@
 
 Run after `vlbench data prepare` (the manifest lists each query's source image and boxes):
 
-    python -m tasks.decorrelated.fill MANIFEST --source COCO_DIR --out DIR [--method inpaint]
+    python -m vlbench.tasks.decorrelated.fill MANIFEST --source COCO_DIR --out DIR [--method inpaint]
         [--model MODEL_ID] [--device cuda|cpu] [--batch-size 8] [--steps 25] [--seed 0]
 
 It is resumable (queries whose output file exists are skipped), batched, and shows a progress
@@ -154,7 +154,7 @@ def fill_queries(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tasks.decorrelated.fill", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m vlbench.tasks.decorrelated.fill", description=__doc__.split("\n")[0])
     p.add_argument("manifest", type=Path)
     p.add_argument("--source", type=Path, required=True, help="folder the queries' source_file paths are relative to")
     p.add_argument("--out", type=Path, required=True)
