@@ -148,8 +148,9 @@ def main() -> None:
         doc = json.loads(sub.read_text())["predictions"]
 
         def vlbench_in_memory():
-            assert TASK.fast_structure_ok(doc, benchmark)
-            parsed = TASK.check(doc, gt, benchmark, IssueList())
+            structure = TASK.fast_structure(doc, benchmark)
+            assert structure.ok
+            parsed = TASK.check(doc, gt, benchmark, IssueList(), structure)
             return TASK.score(parsed, gt, benchmark)
 
         mem = timed(vlbench_in_memory, args.repeat)

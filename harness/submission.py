@@ -240,7 +240,7 @@ def validate_document(
         schema_issues(predictions, task.schema_path(), issues, prefix=("predictions",), only=structure.suspects)
 
     ground_truth, files = _ground_truth(task, benchmark, options)
-    parsed = task.check_structured(predictions, ground_truth, benchmark, issues, structure)
+    parsed = task.check(predictions, ground_truth, benchmark, issues, structure)
     if issues:
         raise InvalidSubmission(issues)
     meta = env.get("meta") if isinstance(env.get("meta"), dict) else {}

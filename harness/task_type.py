@@ -22,7 +22,7 @@ class Structure:
     """What a task's fast structure check learnt about one predictions document.
 
     Returned by `TaskType.fast_structure` and handed back, for the same document, to
-    `TaskType.check_structured`: work is passed along the call, never kept in the task, so two
+    `TaskType.check`: work is passed along the call, never kept in the task, so two
     submissions validated in one process cannot see each other's state.
     """
 
@@ -63,30 +63,23 @@ class TaskType(abc.ABC):
     def load_ground_truth(self, benchmark: Benchmark, files: GroundTruthFiles) -> Any:
         """Parse verified ground-truth files into the task's in-memory form."""
 
-    def fast_structure_ok(self, predictions: Any, benchmark: Benchmark) -> bool:
-        """Cheap conservative pre-check: True only if `predictions` certainly satisfies the schema.
-
-        When it returns True, full JSON Schema validation of the predictions is skipped (it is
-        slow on large documents). The default never skips.
-        """
-        return False
-
     def fast_structure(self, predictions: Any, benchmark: Benchmark) -> Structure:
-        """`fast_structure_ok` with what it learnt; override to hand work on to `check_structured`."""
-        return Structure(bool(self.fast_structure_ok(predictions, benchmark)))
+        """Cheap conservative pre-check of the predictions against the task's JSON Schema.
 
-    def check_structured(
-        self, predictions: Any, ground_truth: Any, benchmark: Benchmark, issues: IssueList, structure: Structure
-    ) -> Any:
-        """`check`, given what `fast_structure` returned for these same predictions. The harness
-        calls this; the default ignores `structure`."""
-        return self.check(predictions, ground_truth, benchmark, issues)
+        `ok` only if the schema certainly accepts the document: the schema pass (slow on large
+        documents) is then skipped. What it learnt travels to `check` in `memo`. The default
+        never skips."""
+        return Structure(False)
 
     @abc.abstractmethod
-    def check(self, predictions: Any, ground_truth: Any, benchmark: Benchmark, issues: IssueList) -> Any:
+    def check(
+        self, predictions: Any, ground_truth: Any, benchmark: Benchmark, issues: IssueList,
+        structure: Structure | None = None,
+    ) -> Any:
         """Layer-2 checks against the ground truth. Add every problem to `issues` with pointers
         under `/predictions`. Must not raise on schema-invalid input (skip what is malformed: the
-        schema layer reports it). Returns the parsed form `score` takes."""
+        schema layer reports it). `structure`: what `fast_structure` returned for these same
+        predictions (None when it was not run). Returns the parsed form `score` takes."""
 
     @abc.abstractmethod
     def score(self, parsed: Any, ground_truth: Any, benchmark: Benchmark) -> TaskScores:

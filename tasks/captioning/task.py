@@ -16,7 +16,7 @@ from vlbench.benchmark import DATA_DIR, PACKAGE, Benchmark, DataFile
 from vlbench.errors import IssueList, UsageError, pointer
 from vlbench.ground_truth import GroundTruthFiles
 from vlbench.item_table import ItemTable
-from vlbench.task_type import TaskScores, TaskType
+from vlbench.task_type import Structure, TaskScores, TaskType
 from vlbench.tasks.captioning import metrics as M
 from vlbench.tasks.captioning.loaders import (
     References,
@@ -111,20 +111,23 @@ class CaptioningTask(TaskType):
         )
 
     # ------------------------------------------------------------------ validation
-    def fast_structure_ok(self, predictions: Any, benchmark: Benchmark) -> bool:
+    def fast_structure(self, predictions: Any, benchmark: Benchmark) -> Structure:
         if type(predictions) is not list:
-            return False
+            return Structure(False)
         for p in predictions:
             if type(p) is not dict:
-                return False
+                return Structure(False)
             i = p.get("image_id")
             if type(i) is not int and type(i) is not str:
-                return False
+                return Structure(False)
             if type(p.get("caption")) is not str:
-                return False
-        return True
+                return Structure(False)
+        return Structure(True)
 
-    def check(self, predictions: Any, ground_truth: References, benchmark: Benchmark, issues: IssueList) -> ParsedCaptions | None:
+    def check(
+        self, predictions: Any, ground_truth: References, benchmark: Benchmark, issues: IssueList,
+        structure: Structure | None = None,
+    ) -> ParsedCaptions | None:
         if not isinstance(predictions, list):
             return None
         index = {i: k for k, i in enumerate(ground_truth.ids)}

@@ -13,7 +13,7 @@ from vlbench.benchmark import Benchmark
 from vlbench.errors import IssueList, UsageError
 from vlbench.ground_truth import GroundTruthFiles, prepare_target
 from vlbench.item_table import ItemTable
-from vlbench.task_type import TaskScores, TaskType
+from vlbench.task_type import Structure, TaskScores, TaskType
 from vlbench.tasks.decorrelated.manifest import GroundTruth, load_manifest, write_manifest
 from vlbench.tasks.decorrelated.metrics import KS, average_precision_at_k, relevance
 from vlbench.tasks.ranked_lists import ID_TYPES, RankedListSpec, parse_ranked_lists
@@ -44,20 +44,21 @@ class DecorrelatedRetrievalTask(TaskType):
     def load_ground_truth(self, benchmark: Benchmark, files: GroundTruthFiles) -> GroundTruth:
         return load_manifest(files.paths["manifest"])
 
-    def fast_structure_ok(self, predictions: Any, benchmark: Benchmark) -> bool:
+    def fast_structure(self, predictions: Any, benchmark: Benchmark) -> Structure:
         # Equivalent to the schema for valid documents, and much faster on 5,000 lists.
         if type(predictions) is not dict or set(predictions) != {POPULATION}:
-            return False
+            return Structure(False)
         section = predictions[POPULATION]
         if type(section) is not dict:
-            return False
+            return Structure(False)
         lists = section.values()
         if not all(type(v) is list for v in lists):
-            return False
-        return set(map(type, chain.from_iterable(lists))) <= ID_TYPES
+            return Structure(False)
+        return Structure(set(map(type, chain.from_iterable(lists))) <= ID_TYPES)
 
     def check(
-        self, predictions: Any, ground_truth: GroundTruth, benchmark: Benchmark, issues: IssueList
+        self, predictions: Any, ground_truth: GroundTruth, benchmark: Benchmark, issues: IssueList,
+        structure: Structure | None = None,
     ) -> np.ndarray | None:
         """(Q, 10) gallery indices of each query's top 10, in manifest query order."""
         if not isinstance(predictions, dict):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from vlbench.benchmark import Benchmark, DataFile, Metric
 from vlbench.tasks.grounding.loaders import TYPES
-from vlbench.tasks.grounding.task import GT_FILE, MEASURES, PROTOCOLS
+from vlbench.tasks.grounding.prepare import GT_FILE
+from vlbench.tasks.grounding.scores import MEASURES, PROTOCOLS
 from vlbench.tasks.mini.files import mini_file
 from vlbench.tasks.mini.world import ENTITY_TYPES
 

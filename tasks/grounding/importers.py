@@ -24,14 +24,13 @@ import sys
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Union, overload
 
 from vlbench.errors import InvalidSubmission, IssueList, UsageError, VlbenchError, pointer
 from vlbench.ground_truth import locate_ground_truth
-from vlbench.jsonio import load_submission_file
+from vlbench.jsonio import atomic_write_bytes, load_submission_file
 from vlbench.registry import registry
-from vlbench.tasks.grounding.loaders import GroundTruth
+from vlbench.tasks.grounding.loaders import GroundTruth, load_ground_truth_file
 
 # GLIP's evaluator (maskrcnn_benchmark/data/datasets/evaluation/flickr/flickr_eval.py) is a copy of
 # MDETR's and takes the same records.
@@ -253,16 +252,18 @@ def main(argv: list[str] | None = None) -> int:
         benchmark = registry().benchmark(args.benchmark)
         if benchmark.task != "grounding":
             raise UsageError(f"{benchmark.id} is not a grounding benchmark")
-        from vlbench.tasks.grounding import TASK
+        # Imported here: the checks read records with this module's `read_records`.
+        from vlbench.tasks.grounding.checks import parse_mdetr
+        from vlbench.tasks.grounding.scores import all_warnings
 
-        gt = TASK.load_ground_truth(benchmark, locate_ground_truth(benchmark, args.data_dir))
+        gt = load_ground_truth_file(locate_ground_truth(benchmark, args.data_dir).paths["ground_truth"])
         issues = IssueList()
         loaded = load_submission_file(args.predictions, issues)
         if loaded is None:
             raise InvalidSubmission(issues, args.predictions)
         # The same checks as scoring the file directly, so that problems (and the warnings the
         # score would give) show here, not only when the written submission is scored.
-        parsed = TASK.check_foreign(args.format, loaded.data, gt, benchmark, issues)
+        parsed = parse_mdetr(loaded.data, gt, benchmark, issues)
         if issues:
             raise InvalidSubmission(issues, args.predictions)
         predictions = to_predictions(read_records(loaded.data, gt, IssueList()), gt)
@@ -273,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
             "meta": {"method": args.method},
             "predictions": predictions,
         }
-        Path(args.out).write_text(json.dumps(envelope, separators=(",", ":")), encoding="utf-8")
+        # Atomic: an interrupted or failed write leaves no truncated submission behind.
+        atomic_write_bytes(args.out, json.dumps(envelope, separators=(",", ":")).encode("utf-8"))
     except InvalidSubmission as exc:
         print(str(exc), file=sys.stderr)
         print(exc.issues.report(), file=sys.stderr)
@@ -281,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     except VlbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    for warning in TASK.warnings(parsed, gt, benchmark):
+    for warning in all_warnings(parsed, gt):
         print(f"warning: {warning}", file=sys.stderr)
     print(f"wrote {args.out}")
     return 0

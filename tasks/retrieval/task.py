@@ -14,7 +14,7 @@ from vlbench.errors import IssueList
 from vlbench.ground_truth import GroundTruthFiles, prepare_target
 from vlbench.item_table import ItemTable
 from vlbench.source_check import check_source
-from vlbench.task_type import TaskScores, TaskType
+from vlbench.task_type import Structure, TaskScores, TaskType
 from vlbench.tasks.ranked_lists import ID_TYPES, RankedListSpec, dict_rows_of, parse_ranked_lists
 from vlbench.tasks.retrieval.ground_truth import (
     RetrievalGroundTruth,
@@ -75,23 +75,24 @@ class RetrievalTask(TaskType):
     def load_ground_truth(self, benchmark: Benchmark, files: GroundTruthFiles) -> RetrievalGroundTruth:
         return read_ground_truth(files.paths["ground_truth"], folds=benchmark.option("folds", 1))
 
-    def fast_structure_ok(self, predictions: Any, benchmark: Benchmark) -> bool:
+    def fast_structure(self, predictions: Any, benchmark: Benchmark) -> Structure:
         # Equivalent to the schema for valid documents, and much faster on 30,000 lists.
         if type(predictions) is not dict or set(predictions) != set(DIRECTIONS):
-            return False
+            return Structure(False)
         for direction in DIRECTIONS:
             section = predictions[direction]
             if type(section) is not dict:
-                return False
+                return Structure(False)
             lists = section.values()
             if not all(type(v) is list for v in lists):
-                return False
+                return Structure(False)
             if not set(map(type, chain.from_iterable(lists))) <= ID_TYPES:
-                return False
-        return True
+                return Structure(False)
+        return Structure(True)
 
     def check(
-        self, predictions: Any, ground_truth: RetrievalGroundTruth, benchmark: Benchmark, issues: IssueList
+        self, predictions: Any, ground_truth: RetrievalGroundTruth, benchmark: Benchmark, issues: IssueList,
+        structure: Structure | None = None,
     ) -> dict[str, np.ndarray] | None:
         if not isinstance(predictions, dict):
             return None

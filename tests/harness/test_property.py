@@ -74,7 +74,7 @@ def test_fast_structure_check_implies_schema_valid(predictions) -> None:
     reg = registry()
     benchmark = reg.benchmark("coco-5k")
     task = reg.task_of(benchmark)
-    if task.fast_structure_ok(predictions, benchmark):
+    if task.fast_structure(predictions, benchmark).ok:
         issues = IssueList()
         schema_issues(predictions, task.schema_path(), issues)
         assert not issues, issues.report()

@@ -189,12 +189,12 @@ def test_check_never_raises_on_schema_invalid_input(gt_dir: Path, bad: object) -
     gt = load_manifest(gt_dir / "test-decorrelated" / "manifest.json")
     issues = IssueList()
     assert TASK.check(bad, gt, bench(), issues) is None
-    assert TASK.fast_structure_ok(bad, bench()) is False
+    assert TASK.fast_structure(bad, bench()).ok is False
 
 
 def test_fast_structure_ok_agrees_with_schema(gt_dir: Path) -> None:
     good = {"image_to_text": {"q1": ranked(100), "q2": [str(x) for x in ranked(100)]}}
-    assert TASK.fast_structure_ok(good, bench())
+    assert TASK.fast_structure(good, bench()).ok
     issues = IssueList()
     schema_issues(good, TASK.schema_path(), issues)
     assert not issues

@@ -11,7 +11,7 @@ from vlbench.ground_truth import locate_ground_truth
 from vlbench.registry import registry
 from vlbench.scoring import score_file
 from vlbench.tasks.grounding import TASK
-from vlbench.tasks.grounding.task import metric_keys
+from vlbench.tasks.grounding.scores import metric_keys
 
 
 def _gt():

@@ -19,7 +19,7 @@ from vlbench.registry import registry
 from vlbench.scoring import score_file
 from vlbench.tasks.grounding import TASK
 from vlbench.tasks.grounding.reference import MdetrStyleEvaluator
-from vlbench.tasks.grounding.task import PROTOCOLS
+from vlbench.tasks.grounding.scores import PROTOCOLS
 
 REALDATA = Path(os.environ.get("VLBENCH_REALDATA",
                                Path(__file__).resolve().parents[4] / "shared" / "realdata"))

@@ -1,4 +1,4 @@
-"""`fast_structure_ok` may skip the JSON Schema pass only when the schema would accept."""
+"""`fast_structure` may skip the JSON Schema pass only when the schema would accept."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from vlbench.errors import IssueList
 from vlbench.registry import registry
 from vlbench.schema import validator_for
 from vlbench.tasks.grounding import TASK
-from vlbench.tasks.grounding.task import parse_predictions, structure_ok
+from vlbench.tasks.grounding.checks import parse_predictions
+from vlbench.tasks.grounding.structure import structure_ok
 
 VALIDATOR = validator_for(str(TASK.schema_path()))
 

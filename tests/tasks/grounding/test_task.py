@@ -14,7 +14,7 @@ from vlbench.registry import registry
 from vlbench.scoring import score_file
 from vlbench.submission import validate_document
 from vlbench.tasks.grounding import TASK
-from vlbench.tasks.grounding.task import metric_keys
+from vlbench.tasks.grounding.scores import metric_keys
 
 BENCH = "flickr30k-entities-test"
 JUNK = [0, 0, 5, 5]
