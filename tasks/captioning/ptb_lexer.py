@@ -533,5 +533,11 @@ def tokenize_line(caption: str, successor: str | None) -> list[str]:
     for token in lex(text):
         if token is None:
             break
+        if "\n" in token:
+            # an SGML tag whose quoted attribute runs over the line end: the jar prints the line
+            # end inside the token, so pycocoevalcap's line ends there (the lines after it shift,
+            # which no per-line answer can reproduce; the captioning card says so)
+            out.append(_from_utf16(token.split("\n", 1)[0]).lower())
+            break
         out.append(_from_utf16(token).lower())
     return out
