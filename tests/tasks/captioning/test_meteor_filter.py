@@ -77,10 +77,12 @@ def test_score_parts_split_like_java():
     assert P.score_parts(score_line("", ["x"])) == ["x", ""]
 
 
-def test_ngram_hashes_match_phrase_hashes():
-    toks = [["a", "man", "café"], [], ["b"]]
-    got = set(P.ngram_hashes(toks, 2).tolist())
-    want = {0} | {P.bytes_hash(s.encode()) for s in ["a", "man", "café", "a man", "man café", "b"]}
+def test_ngram_keys_match_phrase_keys():
+    toks = [["a", "man", "café"], [], ["b"], ["a", "very-long-word", "another-long-word"]]
+    got = set(P.ngram_keys(toks, 2).tolist())
+    grams = ["", "a", "man", "café", "a man", "man café", "b", "very-long-word", "another-long-word",
+             "a very-long-word", "very-long-word another-long-word"]
+    want = {P.bytes_key(s.encode()) for s in grams}
     assert got == want  # "café b" would cross a list boundary; "a man café" is longer than 2
 
 
@@ -116,7 +118,7 @@ def test_index_matches_brute_force(tmp_path, monkeypatch, block):
         lists = [[rng.choice(words) for _ in range(rng.randint(0, 6))] for _ in range(rng.randint(1, 4))]
         grams = {()} | {tuple(t[i : i + n]) for t in lists for n in range(1, 5) for i in range(len(t) - n + 1)}
         want = [e for e, (_, a, b) in enumerate(entries) if tuple(P.string_tokens(a)) in grams and tuple(P.string_tokens(b)) in grams]
-        got = index.keep(P.ngram_hashes(lists, index.max_n)).tolist()
+        got = index.keep(P.ngram_keys(lists, index.max_n)).tolist()
         assert got == want, trial
     # the subset file holds the kept triples verbatim, in file order
     keep = np.array([0, 3, len(entries) - 1])
