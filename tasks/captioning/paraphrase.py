@@ -24,11 +24,12 @@ Why dropping the other entries changes nothing (read from the Meteor 1.5 bytecod
   characters all have long-standing case mappings, so a caption token equals a table word under
   one lower-casing exactly when it does under the other.
 
-The index (built once per paraphrase file, about 10-15 s, cached under the vlbench data folder):
-the decompressed table, each entry's byte offset, and the 64-bit polynomial hash of each entry's
-phrase and paraphrase (as UTF-8 bytes joined by single spaces, the table's own form; lines that are
-not in that form are hashed after re-joining). A run hashes every n-gram (up to the longest table
-phrase) of its normalised captions the same way; a hash collision can only keep an extra entry.
+The index (built once per paraphrase file, about 5-6 s on a loaded 2-core box, cached under the
+vlbench data folder): the decompressed table, each entry's byte offset, and the 40-bit key of each
+entry's phrase and paraphrase (`span_keys`: their first and last 8 UTF-8 bytes and byte length,
+joined by single spaces, the table's own form; lines that are not in that form are keyed after
+re-joining). A run keys every n-gram (up to the longest table phrase) of its normalised captions
+the same way; a key collision can only keep an extra entry.
 """
 
 from __future__ import annotations
@@ -470,7 +471,8 @@ def index_key(sha256: str, size: int) -> str:
 def ensure_index(table_gz: Path, cache: Path | None = None) -> ParaphraseIndex:
     """The index of `table_gz`, built on first use (atomically: a temporary folder renamed)."""
     cache = cache or cache_root()
-    root = cache / f"index-v{FORMAT}-{_source_key(table_gz, cache)}"
+    key = _source_key(table_gz, cache)
+    root = cache / f"index-v{FORMAT}-{key}"
     if not (root / "meta.json").is_file():
         cache.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
@@ -485,7 +487,20 @@ def ensure_index(table_gz: Path, cache: Path | None = None) -> ParaphraseIndex:
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
+        _remove_format_1(cache / f"index-{key}")
     return ParaphraseIndex.load(root)
+
+
+def _remove_format_1(old: Path) -> None:
+    """The same table's index in format 1 (about 360 MB), superseded: removed when it is one that
+    vlbench wrote (its meta.json says so); anything else is left alone."""
+    try:
+        meta = json.loads((old / "meta.json").read_text())
+    except (OSError, ValueError):
+        return
+    names = {"meta.json", "table.txt", "phrases.npy", "left.npy", "right.npy", "starts.npy"}
+    if isinstance(meta, dict) and meta.get("format") == 1 and {p.name for p in old.iterdir()} <= names:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def run_token_lists(lines: Iterable[str], jar: str) -> list[list[str]]:

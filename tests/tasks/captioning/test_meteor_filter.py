@@ -137,6 +137,28 @@ def test_ensure_index_is_cached_and_keyed_by_content(tmp_path):
     assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith(".build-")]
 
 
+def test_a_format_1_index_of_the_table_is_replaced(tmp_path):
+    """Format 1 (polynomial hashes) is superseded: the same table's old folder goes once the new
+    index exists; a folder vlbench did not write (other files inside) stays."""
+    table = tmp_path / "t.gz"
+    _write_table(table, [("0.5", "a man", "a guy")])
+    cache = tmp_path / "cache"
+    key = P.index_key(P.file_sha256(table), table.stat().st_size)
+    old = cache / f"index-{key}"
+    old.mkdir(parents=True)
+    (old / "meta.json").write_text('{"format": 1}')
+    (old / "table.txt").write_text("0.5\na man\na guy\n")
+    P.ensure_index(table, cache)
+    assert not old.exists() and (cache / f"index-v{P.FORMAT}-{key}" / "meta.json").is_file()
+    other = tmp_path / "cache2"
+    kept = other / f"index-{key}"
+    kept.mkdir(parents=True)
+    (kept / "meta.json").write_text('{"format": 1}')
+    (kept / "notes.txt").write_text("mine")
+    P.ensure_index(table, other)
+    assert (kept / "notes.txt").read_text() == "mine"
+
+
 def _adversarial_set(n: int, seed: int) -> tuple[list[str], list[list[str]]]:
     rng = random.Random(seed)
     cands, refs = generated_set(n, seed=seed, adversarial_share=0.5)
