@@ -573,7 +573,7 @@ class PythonMeteor:
             entries = self.entries
         elif self.index is not None:
             flat = [toks for seg in segments for toks in seg]
-            kept = self.index.keep(paraphrase.ngram_hashes(flat, self.index.max_n))
+            kept = self.index.keep(paraphrase.ngram_keys(flat, self.index.max_n))
             entries = read_entries(self.index, kept)
         else:
             entries = []

@@ -24,11 +24,12 @@ Why dropping the other entries changes nothing (read from the Meteor 1.5 bytecod
   characters all have long-standing case mappings, so a caption token equals a table word under
   one lower-casing exactly when it does under the other.
 
-The index (built once per paraphrase file, about 10-15 s, cached under the vlbench data folder):
-the decompressed table, each entry's byte offset, and the 64-bit polynomial hash of each entry's
-phrase and paraphrase (as UTF-8 bytes joined by single spaces, the table's own form; lines that are
-not in that form are hashed after re-joining). A run hashes every n-gram (up to the longest table
-phrase) of its normalised captions the same way; a hash collision can only keep an extra entry.
+The index (built once per paraphrase file, about 5-6 s on a loaded 2-core box, cached under the
+vlbench data folder): the decompressed table, each entry's byte offset, and the 40-bit key of each
+entry's phrase and paraphrase (`span_keys`: their first and last 8 UTF-8 bytes and byte length,
+joined by single spaces, the table's own form; lines that are not in that form are keyed after
+re-joining). A run keys every n-gram (up to the longest table phrase) of its normalised captions
+the same way; a key collision can only keep an extra entry.
 """
 
 from __future__ import annotations
@@ -41,16 +42,17 @@ import re
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from vlbench.progress import stage
 
-FORMAT = 1
+FORMAT = 2  # 2: span keys (first and last 8 bytes, length) instead of polynomial hashes
 # The Meteor 1.5 jar that pycocoevalcap 1.2 ships: the argument above was checked on its bytecode,
 # so the filtered table is only used with this exact jar.
 METEOR_15_SHA256 = "1e57b4c72c0830ebe68558f1c799a624e96cbc1b6045c9f6330e26dcff6eafc2"
@@ -180,64 +182,85 @@ def meteor_tokens(text: str, nbp: dict[str, int]) -> list[str]:
     return string_tokens(normalize_line(text, nbp).lower())
 
 
-# --------------------------------------------------------------------------- hashing
-_Q = 0x100000001B3  # odd, so hashes of different lengths mix; any odd constant works
-_MASK = (1 << 64) - 1
+# --------------------------------------------------------------------------- keys
+# A phrase's key mixes its first 8 bytes, its last 8 bytes (zero where the phrase is shorter) and
+# its byte length. Why not a hash of every byte: the first use on a machine keys all 10.5 million
+# lines of the table (272 MB), and gathering 16 bytes per line costs a small fraction of reading
+# every byte as uint64 (what made that first run take 11 s). Two different phrases share a key
+# only when they agree on all three, which, like any hash collision, can only keep an extra entry
+# (harmless: an entry matches only where its phrase and paraphrase occur).
+_M1 = np.uint64(0x9E3779B97F4A7C15)
+_M2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_M3 = np.uint64(0x165667B19E3779F9)
+_FMIX = np.uint64(0xFF51AFD7ED558CCD)
+KEY_BITS = 40  # the index packs a key and a 24-bit line number into one uint64 to sort them
+_LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
 
-def _powers(n: int) -> np.ndarray:
-    out = np.empty(n + 1, dtype=np.uint64)
-    out[0] = 1
-    if n:
-        out[1:] = _Q
-        out = np.cumprod(out, dtype=np.uint64)  # wraps modulo 2**64
-    return out
+def span_keys(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The KEY_BITS-bit key of every byte span buf[start:end] (uint8 `buf`; spans within it)."""
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    if len(starts) == 0:
+        return np.zeros(0, dtype=np.uint64)
+    padded = np.zeros(len(buf) + 24, dtype=np.uint8)  # 8 bytes before, room after
+    padded[8 : 8 + len(buf)] = buf
+    # the 8 bytes at each position as one row of a strided view: one row gather per position
+    rows = np.lib.stride_tricks.sliding_window_view(padded, 8)
+    length = ends - starts
+    first = np.ascontiguousarray(rows[starts + 8]).view("<u8").reshape(-1)
+    first &= _LOW_BYTES[np.minimum(length, 8)]
+    final = np.ascontiguousarray(rows[ends]).view("<u8").reshape(-1)  # bytes end-8 .. end-1
+    final[length < 8] = 0
+    final *= _M2
+    key = first * _M1
+    key ^= (final >> np.uint64(7)) | (final << np.uint64(57))
+    key ^= length.astype(np.uint64) * _M3
+    key ^= key >> np.uint64(33)
+    key *= _FMIX
+    key ^= key >> np.uint64(29)
+    return key >> np.uint64(64 - KEY_BITS)
 
 
-def bytes_hash(b: bytes) -> int:
-    """sum_j b[j] Q^j mod 2**64 (the hash of a phrase's UTF-8 bytes)."""
-    h, p = 0, 1
-    for x in b:
-        h = (h + x * p) & _MASK
-        p = (p * _Q) & _MASK
-    return h
+def bytes_key(b: bytes) -> int:
+    """The key of one phrase's bytes (as `span_keys` computes it)."""
+    buf = np.frombuffer(b, dtype=np.uint8)
+    return int(span_keys(buf, np.array([0]), np.array([len(b)]))[0])
 
 
-def ngram_hashes(token_lists: Iterable[Sequence[str]], max_n: int) -> np.ndarray:
-    """Hashes of every n-gram (n = 0..max_n) of each token list, joined by single spaces, as
-    `bytes_hash` computes them (sorted, with repeats); vectorised over positions."""
+def ngram_keys(token_lists: Iterable[Sequence[str]], max_n: int) -> np.ndarray:
+    """Keys of every n-gram (n = 0..max_n) of each token list, joined by single spaces, as
+    `bytes_key` computes them (sorted, with repeats); vectorised over positions."""
     vocab: dict[str, int] = {}
     ids: list[int] = []
     for toks in token_lists:
         for t in toks:
             ids.append(vocab.setdefault(t, len(vocab)))
         ids.append(-1)  # list separator: no n-gram crosses it
-    words = list(vocab)
-    enc = [w.encode("utf-8", "surrogatepass") for w in words]
-    th = np.array([bytes_hash(b) for b in enc] + [0], dtype=np.uint64)
-    tl = np.array([len(b) for b in enc] + [0], dtype=np.int64)
+    enc = [w.encode("utf-8", "surrogatepass") for w in vocab]
+    # the text: every token followed by a space, every list by a newline
+    pieces = [*(w + b" " for w in enc), b"\n"]
     seq = np.array(ids, dtype=np.int64)
     valid_tok = seq >= 0
-    seq = np.where(valid_tok, seq, len(words))
-    maxlen = int(tl.max()) if len(tl) else 0
-    pw = _powers(max_n * (maxlen + 1) + 1)
-    out = [np.zeros(1, dtype=np.uint64)]  # the empty phrase
-    n = len(seq)
-    h = th[seq].copy()
-    length = tl[seq].copy()
+    seq = np.where(valid_tok, seq, len(enc))
+    text = b"".join(pieces[i] for i in seq.tolist())
+    buf = np.frombuffer(text, dtype=np.uint8)
+    tl = np.array([len(w) for w in enc] + [0], dtype=np.int64)[seq]
+    occupied = np.where(valid_tok, tl + 1, 1)
+    tok_start = np.cumsum(occupied) - occupied
+    out = [span_keys(buf, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))]  # the empty phrase
     ok = valid_tok.copy()
-    out.append(h[ok])
-    for k in range(1, max_n):
+    n = len(seq)
+    for k in range(max_n):
         if n - k <= 0:
             break
-        nxt = seq[k:]
-        ok = ok[:-1] & valid_tok[k:]
-        h = h[:-1] + pw[length[:-1]] * np.uint64(32) + pw[length[:-1] + 1] * th[nxt]
-        length = length[:-1] + 1 + tl[nxt]
-        out.append(h[ok])
-    h = np.concatenate(out)
-    h.sort()  # sorted queries make the later searchsorted cache-friendly; duplicates are harmless
-    return h
+        if k:
+            ok = ok[:-1] & valid_tok[k:]
+        first = np.flatnonzero(ok)
+        out.append(span_keys(buf, tok_start[first], tok_start[first + k] + tl[first + k]))
+    keys = np.concatenate(out)
+    keys.sort()  # sorted queries make the later searchsorted cache-friendly; duplicates are harmless
+    return keys
 
 
 # --------------------------------------------------------------------------- index
@@ -278,71 +301,56 @@ class ParaphraseIndex:
             g.write(b"".join(chunks))
 
 
-_QINV = pow(_Q, -1, 1 << 64)  # _Q is odd, so invertible modulo 2**64
-_CHUNK = 1 << 20  # bytes per step of _line_hashes: its per-byte uint64 arrays stay at 8 MB
-
-
-@cache
-def _power_tables(span: int) -> tuple[np.ndarray, np.ndarray]:
-    """Q^k and Q^-k (mod 2^64) for k = 0..span."""
-    pwinv = np.full(span + 1, _QINV, dtype=np.uint64)
-    pwinv[0] = 1
-    return _powers(span), np.cumprod(pwinv, dtype=np.uint64)
-
-
-def _line_hashes(buf: np.ndarray, line_start: np.ndarray, line_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """bytes_hash of every line buf[start:end] (end: its newline), in chunks of about 8 MB: prefix
-    sums of b_k Q^(k - lo), differenced at the line bounds and rescaled by Q^-(start - lo); and
-    the number of spaces in each line."""
-    out = np.empty(len(line_start), dtype=np.uint64)
-    spaces = np.empty(len(line_start), dtype=np.int64)
-    if not len(line_start):
-        return out, spaces
-    span = _CHUNK + int((line_end - line_start).max()) + 1
-    pw, pwinv = _power_tables(-(-span // 65536) * 65536)  # rounded up: one table for most calls
-    i, n = 0, len(line_start)
-    prefix = np.zeros(span + 1, dtype=np.uint64)
-    prefix_sp = np.zeros(span + 1, dtype=np.int64)
-    while i < n:
-        j = max(i + 1, int(np.searchsorted(line_start, line_start[i] + _CHUNK)))
-        lo, hi = int(line_start[i]), int(line_end[j - 1])
-        seg = buf[lo:hi]
-        terms = seg.astype(np.uint64)
-        terms *= pw[: hi - lo]
-        np.cumsum(terms, out=prefix[1 : hi - lo + 1])
-        np.cumsum(seg == 32, out=prefix_sp[1 : hi - lo + 1])
-        ls, le = line_start[i:j] - lo, line_end[i:j] - lo
-        out[i:j] = (prefix[le] - prefix[ls]) * pwinv[ls]
-        spaces[i:j] = prefix_sp[le] - prefix_sp[ls]
-        i = j
-    return out, spaces
-
-
 _COMPRESSED_BLOCK = 1 << 21  # 2 MiB of gzip at a time: about 9 MiB of table text
 
 
-def _block_line_hashes(buf: np.ndarray, text: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """Hashes and token counts of the complete lines of one block (`buf` ends with a newline)."""
-    nl = np.flatnonzero(buf == 10).astype(np.int64)
+def _block_line_keys(buf: np.ndarray, text: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Line ends, keys and token counts of the complete lines of one block (`buf` ends with a
+    newline)."""
+    nl = np.flatnonzero(buf == 10)
     line_start = np.concatenate([np.zeros(1, dtype=np.int64), nl[:-1] + 1])
-    hashes, spaces = _line_hashes(buf, line_start, nl)
+    keys = span_keys(buf, line_start, nl)
+    space = buf == 32
+    # spaces per line: the spaces before each newline, differenced
+    spaces = np.diff(np.searchsorted(np.flatnonzero(space), nl), prepend=0)
     n_tok = np.where(nl > line_start, spaces + 1, 0)
     # Lines that are not tokens joined by single spaces (leading, trailing or repeated delimiters,
     # tabs, form feeds) are re-joined the way StringTokenizer reads them. The shipped table has none.
-    if any(x in text for x in (b"  ", b"\t", b"\x0c", b"\n ", b" \n")) or text.startswith(b" "):
-        delim = (buf == 32) | (buf == 9) | (buf == 12)
-        odd = (buf == 9) | (buf == 12)
+    odd = (buf == 9) | (buf == 12)
+    delim = space | odd
+    nonempty = nl > line_start
+    lead = nonempty & delim[np.minimum(line_start, len(buf) - 1)]
+    trail = nonempty & delim[np.maximum(nl - 1, 0)]
+    if odd.any() or (delim[:-1] & delim[1:]).any() or lead.any() or trail.any():
         odd[np.flatnonzero(delim[:-1] & delim[1:])] = True
         suspect = set(np.searchsorted(nl, np.flatnonzero(odd)).tolist())
-        nonempty = nl > line_start
-        lead = nonempty & delim[np.minimum(line_start, len(buf) - 1)]
-        trail = nonempty & delim[np.maximum(nl - 1, 0)]
         suspect.update(np.flatnonzero(lead | trail).tolist())
         for ln in sorted(suspect):
             toks = string_tokens(text[line_start[ln] : nl[ln]].decode("utf-8"))
-            hashes[ln] = bytes_hash(" ".join(toks).encode("utf-8"))
+            keys[ln] = bytes_key(" ".join(toks).encode("utf-8"))
             n_tok[ln] = len(toks)
-    return hashes, n_tok
+    return nl, keys, n_tok
+
+
+def _inflated_ahead(f: BinaryIO, inflate: Any) -> Iterator[tuple[bytes, bytes]]:
+    """(compressed block, its decompressed bytes) of the file, in order, each block decompressed
+    in a thread while the caller works on the one before (zlib releases the GIL: on two cores the
+    first build overlaps gunzip with the keying)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def step() -> tuple[bytes, bytes]:
+        block = f.read(_COMPRESSED_BLOCK)
+        return block, (inflate.decompress(block) if block else inflate.flush())
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead = pool.submit(step)
+        while True:
+            block, data = ahead.result()
+            if block:
+                ahead = pool.submit(step)
+            yield block, data
+            if not block:
+                return
 
 
 def build_index(table_gz: Path, root: Path) -> None:
@@ -362,9 +370,7 @@ def build_index(table_gz: Path, root: Path) -> None:
     offset = 0  # byte offset of `carry` in the decompressed table
     lines = 0
     with open(table_gz, "rb") as f, open(root / "table.txt", "wb") as out:
-        while True:
-            block = f.read(_COMPRESSED_BLOCK)
-            data = inflate.decompress(block) if block else inflate.flush()
+        for block, data in _inflated_ahead(f, inflate):
             if block and not data:
                 continue
             if data:
@@ -384,8 +390,7 @@ def build_index(table_gz: Path, root: Path) -> None:
                     end = len(text)
             if end:
                 buf = np.frombuffer(text, dtype=np.uint8, count=end)
-                h, n_tok = _block_line_hashes(buf, text[:end])
-                nl = np.flatnonzero(buf == 10).astype(np.int64)
+                nl, h, n_tok = _block_line_keys(buf, text[:end])
                 starts = offset + np.concatenate([np.zeros(1, dtype=np.int64), nl[:-1] + 1])
                 role = (lines + np.arange(len(nl))) % 3  # 0: probability, 1: phrase, 2: paraphrase
                 hash_parts.append(h[role != 0])
@@ -404,9 +409,19 @@ def build_index(table_gz: Path, root: Path) -> None:
     hashes = np.concatenate(hash_parts) if hash_parts else np.zeros(0, dtype=np.uint64)
     del hash_parts
     n_entries = lines // 3
-    # np.unique(return_inverse=True) by hand, with int32 ids, freeing as it goes (memory peak)
-    order = np.argsort(hashes)
-    hashes = hashes[order]
+    # np.unique(return_inverse=True) by hand, with int32 ids, freeing as it goes (memory peak);
+    # the order by one np.sort of key and line number packed together (faster than argsort)
+    if len(hashes) < 1 << (64 - KEY_BITS):
+        packed = hashes << np.uint64(64 - KEY_BITS)
+        packed |= np.arange(len(hashes), dtype=np.uint64)
+        del hashes
+        packed.sort()
+        order = (packed & np.uint64((1 << (64 - KEY_BITS)) - 1)).astype(np.int64)
+        hashes = packed >> np.uint64(64 - KEY_BITS)
+        del packed
+    else:
+        order = np.argsort(hashes)
+        hashes = hashes[order]
     first = np.empty(len(hashes), dtype=bool)
     first[:1] = True
     np.not_equal(hashes[1:], hashes[:-1], out=first[1:])
@@ -476,7 +491,8 @@ def index_key(sha256: str, size: int) -> str:
 def ensure_index(table_gz: Path, cache: Path | None = None) -> ParaphraseIndex:
     """The index of `table_gz`, built on first use (atomically: a temporary folder renamed)."""
     cache = cache or cache_root()
-    root = cache / f"index-{_source_key(table_gz, cache)}"
+    key = _source_key(table_gz, cache)
+    root = cache / f"index-v{FORMAT}-{key}"
     if not (root / "meta.json").is_file():
         cache.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
@@ -491,7 +507,20 @@ def ensure_index(table_gz: Path, cache: Path | None = None) -> ParaphraseIndex:
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
+        _remove_format_1(cache / f"index-{key}")
     return ParaphraseIndex.load(root)
+
+
+def _remove_format_1(old: Path) -> None:
+    """The same table's index in format 1 (about 360 MB), superseded: removed when it is one that
+    vlbench wrote (its meta.json says so); anything else is left alone."""
+    try:
+        meta = json.loads((old / "meta.json").read_text())
+    except (OSError, ValueError):
+        return
+    names = {"meta.json", "table.txt", "phrases.npy", "left.npy", "right.npy", "starts.npy"}
+    if isinstance(meta, dict) and meta.get("format") == 1 and {p.name for p in old.iterdir()} <= names:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def run_token_lists(lines: Iterable[str], jar: str) -> list[list[str]]:
@@ -510,7 +539,7 @@ def run_token_lists(lines: Iterable[str], jar: str) -> list[list[str]]:
 
 def write_filtered_table(index: ParaphraseIndex, lines: Sequence[str], jar: str, out: Path) -> int:
     """Write the entries that can match in these SCORE lines to `out` (gzip); returns their count."""
-    hashes = ngram_hashes(run_token_lists(lines, jar), index.max_n)
+    hashes = ngram_keys(run_token_lists(lines, jar), index.max_n)
     entries = index.keep(hashes)
     index.write_subset(entries, out)
     return len(entries)

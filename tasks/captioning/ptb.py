@@ -1,7 +1,7 @@
 """PTB tokenization as pycocoevalcap does it (CoreNLP 3.4.1 PTBTokenizer, -preserveLines -lowerCase,
-then its punctuation drop list), in Python.
+then its punctuation drop list), in Python; no caption needs Java.
 
-Design: exact Python paths, and the jar only as a fallback for shapes never measured.
+Design: fast exact paths for the common shapes, and the whole lexer for the rest.
 
 * The fast path (`fast_tokenize`) accepts a caption only when every whitespace-separated chunk
   has a shape whose PTB tokenization is known and context-free: ASCII letters (optionally joined
@@ -15,15 +15,16 @@ Design: exact Python paths, and the jar only as a fallback for shapes never meas
   of the joined text, and hands every other caption to `fast_tokenize`; a test checks that it
   agrees with `fast_tokenize` (and so with the jar) on everything it takes.
 * The chunk rules (`ptb_chunks.extended_tokenize`, with the lexer's character tables in
-  `ptb_chars`) take every caption the fast path leaves: quotes, brackets, Unicode, URLs, emoji,
+  `ptb_chars`) take most captions the fast path leaves: quotes, brackets, Unicode, URLs, emoji,
   abbreviations in context. They cover every real caption of `../shared/realdata`.
-* A caption none of them covers (smileys, e-mail addresses, file names, fractions...) goes to the
-  real jar (one JVM for all of them in a run). When the jar is not available, it is an error
-  (`TokenizerUnavailable`, naming the captions), never a silent approximation.
+* Every other caption (rare shapes: smileys, e-mail addresses, file names, fractions, SGML...)
+  goes to `ptb_lexer`, the lexer's whole grammar restated in Python (about 1.5 ms a caption).
+  `VLBENCH_PTB=jar` sends them to the real jar instead, as a cross-check (`TokenizerUnavailable`
+  when it cannot run).
 
 Line separators: the jar splits lines on \\r, \\u2028, \\u2029, \\x0b, \\x0c and \\x85 as well as
 \\n, so pycocoevalcap (which only replaces \\n) misaligns every later caption. vlbench replaces all
-of them with a space before tokenizing (the same treatment pycocoevalcap gives \\n), on both
+of them with a space before tokenizing (the same treatment pycocoevalcap gives \\n), on all
 paths, and checks that the jar returns exactly one line per caption.
 """
 
@@ -38,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from vlbench.errors import UsageError
 from vlbench.tasks.captioning.java import JavaUnavailable, java_command, ptb_jar
 
 # Tokens pycocoevalcap drops after tokenizing (exact, case-sensitive: -lrb- etc. survive).
@@ -78,7 +80,7 @@ _STANDALONE_DROPPED = frozenset([".", ",", ";", ":", "!", "?", "-", "--", "..."]
 
 
 class TokenizerUnavailable(RuntimeError):
-    """A caption needs the PTB jar, and Java or the jar is missing."""
+    """The PTB jar was asked for (`jar_tokenize`, or `VLBENCH_PTB=jar`) and Java or the jar is missing."""
 
     def __init__(self, message: str, captions: Sequence[str] = ()) -> None:
         super().__init__(message)
@@ -397,28 +399,46 @@ def pycoco_successors(groups: Sequence[Sequence[str]]) -> list[str | None]:
     return out
 
 
+def rare_shape_lexer() -> str:
+    """Who tokenizes the captions that neither the fast path nor the chunk rules take: "python"
+    (`ptb_lexer`, the whole PTB lexer in Python; the default) or "jar" (the CoreNLP jar, a
+    cross-check switch: `VLBENCH_PTB=jar`)."""
+    choice = os.environ.get("VLBENCH_PTB", "python").strip().lower() or "python"
+    if choice not in ("python", "jar"):
+        raise UsageError(f"VLBENCH_PTB must be 'python' or 'jar', not {choice!r}")
+    return choice
+
+
 def tokenize(
     captions: Sequence[str], successors: Sequence[str | None] | None = None
 ) -> tuple[list[str], int]:
-    """Tokenize every caption; returns (tokenized strings, number of captions that needed the jar).
+    """Tokenize every caption; returns (tokenized strings, number of captions of rare shapes, which
+    the whole lexer `ptb_lexer` took, or the jar with `VLBENCH_PTB=jar`).
 
     `successors`: see `pycoco_successors` (default: the captions are one file, in their order)."""
     from vlbench.tasks.captioning.ptb_chunks import extended_tokenize
+    from vlbench.tasks.captioning.ptb_lexer import tokenize_line
 
     out = fast_tokenize_many(captions)
     rest = [i for i, t in enumerate(out) if t is None]
     if rest and successors is None:
         successors = pycoco_successors([captions])
     for i in rest:
-        # the jar sees the caption followed by its successor text
+        # the lexer sees the caption followed by its successor text
         out[i] = extended_tokenize(clean_line_breaks(captions[i]), successors[i])  # type: ignore[index]
     slow = [i for i, t in enumerate(out) if t is None]
-    if slow:
+    if slow and rare_shape_lexer() == "jar":
         succ = None if successors is None else [successors[i] for i in slow]
         try:
             done = jar_tokenize([captions[i] for i in slow], succ)
         except TokenizerUnavailable as exc:
             raise TokenizerUnavailable(str(exc), [captions[i] for i in slow]) from None
-        for i, t in zip(slow, done, strict=False):
+        for i, t in zip(slow, done, strict=True):
             out[i] = t
+    else:
+        for i in slow:
+            tokens = tokenize_line(clean_line_breaks(captions[i]), successors[i])  # type: ignore[index]
+            # as pycocoevalcap reads the jar's output line (rstrip also takes Unicode blanks that
+            # end a URL or e-mail token)
+            out[i] = _strip_punctuation(" ".join(tokens))
     return out, len(slow)  # type: ignore[return-value]

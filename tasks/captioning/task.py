@@ -26,8 +26,8 @@ from vlbench.tasks.captioning.loaders import (
 from vlbench.tasks.captioning.meteor import MeteorProcess, MeteorUnavailable
 from vlbench.tasks.captioning.ptb import (
     TokenizerUnavailable,
-    fast_tokenize,
     pycoco_successors,
+    rare_shape_lexer,
     tokenize,
 )
 from vlbench.tasks.captioning.spice import run_spice, spice_status
@@ -312,13 +312,12 @@ def score_captions(captions: list[str], refs: References, warnings: list[str] | 
         flat = list(captions) + flat_refs
         try:
             # pycocoevalcap's temp files: the references in image order, the candidates likewise
-            tok, n_jar = tokenize(flat, pycoco_successors([captions, flat_refs]))
-        except TokenizerUnavailable as exc:
-            need = exc.captions or [c for c in flat if fast_tokenize(c) is None]
+            tok, n_rare = tokenize(flat, pycoco_successors([captions, flat_refs]))
+        except TokenizerUnavailable as exc:  # only with the cross-check switch VLBENCH_PTB=jar
             raise UsageError(
-                f"{len(need)} caption(s) have characters or shapes the Python PTB tokenizer does not "
-                f"cover and need the CoreNLP PTB tokenizer jar ({exc}); e.g. {need[0][:80]!r}. "
-                "Install Java and pycocoevalcap==1.2"
+                f"VLBENCH_PTB=jar sends {len(exc.captions)} caption(s) of rare shapes to the CoreNLP PTB "
+                f"tokenizer jar, which cannot run ({exc}); e.g. {exc.captions[0][:80]!r}. Unset "
+                "VLBENCH_PTB to tokenize them in Python, or install Java and pycocoevalcap==1.2"
             ) from None
         cands = tok[:n]
         tok_refs: list[list[str]] = []
@@ -387,7 +386,8 @@ def score_captions(captions: list[str], refs: References, warnings: list[str] | 
     extra: dict[str, Any] = {
         "notes": [CIDER_NAME_NOTE],
         "pycocoevalcap_names": PYCOCOEVALCAP_NAMES,
-        "tokenizer": {"captions": len(flat), "needed_jar": n_jar},
+        # captions of rare shapes: tokenized by the whole PTB lexer in Python (or the jar, VLBENCH_PTB=jar)
+        "tokenizer": {"captions": len(flat), "rare_shapes": n_rare, "rare_shapes_by": rare_shape_lexer()},
         "cider_document_frequency": f"from the references of the {n} scored images (fixed for bootstrap replicates)",
     }
     if warnings:

@@ -18,7 +18,7 @@ def real_index_cache() -> Path:
     table = meteor_jar().parent / "data" / "paraphrase-en.gz"
     root = P.cache_root()
     key = P.index_key(P.file_sha256(table), table.stat().st_size)
-    if (root / f"index-{key}" / "meta.json").is_file():
+    if (root / f"index-v{P.FORMAT}-{key}" / "meta.json").is_file():
         return root
     tmp = Path(tempfile.mkdtemp(prefix="vlbench-test-meteor-"))
     atexit.register(shutil.rmtree, tmp, True)

@@ -77,10 +77,12 @@ def test_score_parts_split_like_java():
     assert P.score_parts(score_line("", ["x"])) == ["x", ""]
 
 
-def test_ngram_hashes_match_phrase_hashes():
-    toks = [["a", "man", "café"], [], ["b"]]
-    got = set(P.ngram_hashes(toks, 2).tolist())
-    want = {0} | {P.bytes_hash(s.encode()) for s in ["a", "man", "café", "a man", "man café", "b"]}
+def test_ngram_keys_match_phrase_keys():
+    toks = [["a", "man", "café"], [], ["b"], ["a", "very-long-word", "another-long-word"]]
+    got = set(P.ngram_keys(toks, 2).tolist())
+    grams = ["", "a", "man", "café", "a man", "man café", "b", "very-long-word", "another-long-word",
+             "a very-long-word", "very-long-word another-long-word"]
+    want = {P.bytes_key(s.encode()) for s in grams}
     assert got == want  # "café b" would cross a list boundary; "a man café" is longer than 2
 
 
@@ -116,7 +118,7 @@ def test_index_matches_brute_force(tmp_path, monkeypatch, block):
         lists = [[rng.choice(words) for _ in range(rng.randint(0, 6))] for _ in range(rng.randint(1, 4))]
         grams = {()} | {tuple(t[i : i + n]) for t in lists for n in range(1, 5) for i in range(len(t) - n + 1)}
         want = [e for e, (_, a, b) in enumerate(entries) if tuple(P.string_tokens(a)) in grams and tuple(P.string_tokens(b)) in grams]
-        got = index.keep(P.ngram_hashes(lists, index.max_n)).tolist()
+        got = index.keep(P.ngram_keys(lists, index.max_n)).tolist()
         assert got == want, trial
     # the subset file holds the kept triples verbatim, in file order
     keep = np.array([0, 3, len(entries) - 1])
@@ -133,6 +135,28 @@ def test_ensure_index_is_cached_and_keyed_by_content(tmp_path):
     _write_table(table, [("0.5", "a man", "a person")])
     assert P.ensure_index(table, tmp_path / "cache").root != one.root
     assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith(".build-")]
+
+
+def test_a_format_1_index_of_the_table_is_replaced(tmp_path):
+    """Format 1 (polynomial hashes) is superseded: the same table's old folder goes once the new
+    index exists; a folder vlbench did not write (other files inside) stays."""
+    table = tmp_path / "t.gz"
+    _write_table(table, [("0.5", "a man", "a guy")])
+    cache = tmp_path / "cache"
+    key = P.index_key(P.file_sha256(table), table.stat().st_size)
+    old = cache / f"index-{key}"
+    old.mkdir(parents=True)
+    (old / "meta.json").write_text('{"format": 1}')
+    (old / "table.txt").write_text("0.5\na man\na guy\n")
+    P.ensure_index(table, cache)
+    assert not old.exists() and (cache / f"index-v{P.FORMAT}-{key}" / "meta.json").is_file()
+    other = tmp_path / "cache2"
+    kept = other / f"index-{key}"
+    kept.mkdir(parents=True)
+    (kept / "meta.json").write_text('{"format": 1}')
+    (kept / "notes.txt").write_text("mine")
+    P.ensure_index(table, other)
+    assert (kept / "notes.txt").read_text() == "mine"
 
 
 def _adversarial_set(n: int, seed: int) -> tuple[list[str], list[list[str]]]:

@@ -132,9 +132,9 @@ def test_every_metric_equals_pycocoevalcap(name, reference, ours):
 
 
 @pytest.mark.parametrize("name", [*realdata.SETS, "fakecap-subset"])
-def test_no_caption_needs_the_jar(name, ours):
+def test_no_caption_needs_the_whole_lexer(name, ours):
     tokenizer = ours[name].result.extra["tokenizer"]
-    assert tokenizer["needed_jar"] == 0 and tokenizer["captions"] > 0
+    assert tokenizer["rare_shapes"] == 0 and tokenizer["captions"] > 0
 
 
 def test_subset_mode_records_its_coverage(ours):
