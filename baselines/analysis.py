@@ -26,11 +26,12 @@ from vlbench.scoring import score_file
 from vlbench.stats import bootstrap_ci, paired_bootstrap, pooled_ci, pooled_difference
 
 from . import preregistration
+from .experiment import DECORRELATED_BENCHMARK, RETRIEVAL_BENCHMARK
 
 # What the table shows, per benchmark (the decorrelated groups reported separately).
 DECORRELATED = [f"ODmAP@{k}/{g}" for g in ("partner", "control") for k in (1, 5, 10)]
 RETRIEVAL = [f"{d}_R@{k}" for d in ("i2t", "t2i") for k in (1, 5, 10)]
-COLUMNS = {"mini-decorrelated": DECORRELATED, "mini-retrieval": RETRIEVAL}
+COLUMNS = {DECORRELATED_BENCHMARK: DECORRELATED, RETRIEVAL_BENCHMARK: RETRIEVAL}
 # The paper's claim in its own words: retrieved captions that name an object which is not there.
 # Share of a query's top-k captions naming a removed class (lower is better), per group; and, for
 # the pre-registered gates (`preregistration.py`), whether the top caption names the removed partner
@@ -112,7 +113,7 @@ def _score_runs(runs: Sequence[Mapping[str, Any]], data_dir: Path | None, bootst
         for benchmark, path in run["files"].items():
             ev = score_file(path, data_dir=data_dir, bootstrap=bootstrap, seed=0)
             scored[(run["arm"], run["seed"], benchmark)] = ev
-            if benchmark == "mini-decorrelated":
+            if benchmark == DECORRELATED_BENCHMARK:
                 items = removed_mentions(ev)
                 point = named_from_means({k: t.column_means() for k, t in items.items()})
                 ci = bootstrap_ci(items, named_from_means, n_resamples=bootstrap, seed=0) if bootstrap else {}
@@ -147,7 +148,7 @@ def chance_expected(data_dir: Path | None) -> dict[str, dict[str, Any]]:
     from vlbench.tasks.decorrelated.metrics import KS, expected_average_precision_at_k
     from vlbench.tasks.retrieval.metrics import expected_hit_at_k
 
-    dec = _ground_truth("mini-decorrelated", data_dir)
+    dec = _ground_truth(DECORRELATED_BENCHMARK, data_dir)
     n_gallery = len(dec.caption_index)
     decorrelated: dict[str, float] = {}
     for k in KS:
@@ -163,7 +164,7 @@ def chance_expected(data_dir: Path | None) -> dict[str, dict[str, Any]]:
     named = {f"named@{k}/{g}": v for g, v in share(dec.removed).items() for k in (1, 10)}
     named.update({f"partner@1/{g}": v for g, v in share(_partner_masks(dec)).items()})
     named.update({f"present@1/{g}": v for g, v in share(dec.present).items()})
-    ret = _ground_truth("mini-retrieval", data_dir)
+    ret = _ground_truth(RETRIEVAL_BENCHMARK, data_dir)
     per_fold_captions = np.bincount(ret.caption_fold, minlength=ret.folds)
     per_fold_images = np.bincount(ret.image_fold, minlength=ret.folds)
     captions_of = np.bincount(ret.caption_image, minlength=len(ret.images))
@@ -171,7 +172,7 @@ def chance_expected(data_dir: Path | None) -> dict[str, dict[str, Any]]:
     for k in KS:
         retrieval[f"i2t_R@{k}"] = float(expected_hit_at_k(captions_of, per_fold_captions[ret.image_fold], k).mean())
         retrieval[f"t2i_R@{k}"] = float(expected_hit_at_k(np.ones(len(ret.captions)), per_fold_images[ret.caption_fold], k).mean())
-    return {"mini-decorrelated": {"scores": decorrelated}, "mini-retrieval": {"scores": retrieval},
+    return {DECORRELATED_BENCHMARK: {"scores": decorrelated}, RETRIEVAL_BENCHMARK: {"scores": retrieval},
             NAMED_BENCHMARK: {"scores": named}}
 
 
@@ -184,8 +185,8 @@ def fine_tune_moved(exp: Any, scored: Mapping[tuple[str, int, str], Any]) -> lis
         if arm.init is None:
             continue
         for seed in exp.seeds:
-            tuned = np.asarray(scored[(arm.name, seed, "mini-decorrelated")].submission.parsed)
-            start = np.asarray(scored[(arm.init, seed, "mini-decorrelated")].submission.parsed)
+            tuned = np.asarray(scored[(arm.name, seed, DECORRELATED_BENCHMARK)].submission.parsed)
+            start = np.asarray(scored[(arm.init, seed, DECORRELATED_BENCHMARK)].submission.parsed)
             out.append({"arm": arm.name, "init": arm.init, "seed": seed,
                         "top1_changed": float(np.mean(tuned[:, 0] != start[:, 0]))})
     return out
@@ -306,7 +307,7 @@ def render_markdown(exp: Any, report: Mapping[str, Any], command: str, timing: M
         cells = [labels[row["arm"]]] + [_pct(row["scores"][c]) + _ci(row["ci95"].get(c)) for c in [*DECORRELATED, *RETRIEVAL]]
         lines.append("| " + " | ".join(cells) + " |")
     chance = report["chance"]
-    floor = [chance["mini-decorrelated"]["scores"].get(c) for c in DECORRELATED] + [chance["mini-retrieval"]["scores"].get(c) for c in RETRIEVAL]
+    floor = [chance[DECORRELATED_BENCHMARK]["scores"].get(c) for c in DECORRELATED] + [chance[RETRIEVAL_BENCHMARK]["scores"].get(c) for c in RETRIEVAL]
     lines.append("| chance (expected value of random ranking) | " + " | ".join(_pct(v) for v in floor) + " |")
     lines += ["", "## What the top captions name", "",
               "The paper's claim in its own terms: the share of queries whose top caption (named@1), and the "
@@ -367,11 +368,11 @@ def plot(exp: Any, report: Mapping[str, Any], path: Path, quick: bool = False) -
                     fmt=markers[exp.seeds.index(row["seed"]) % len(markers)], color=colours.get(row["arm"], "k"),
                     alpha=0.8, capsize=2, markersize=6,
                     label=f"{labels[row['arm']]}" if row["seed"] == exp.seeds[0] else None)
-    floor = report["chance"]["mini-decorrelated"]["scores"].get(y_key)
+    floor = report["chance"][DECORRELATED_BENCHMARK]["scores"].get(y_key)
     if floor is not None:
         ax.axhline(100 * floor, color="k", linestyle=":", linewidth=1, label="chance (expected, random ranking)")
-    ax.set_xlabel(f"{x_key} on mini-retrieval (%)")
-    ax.set_ylabel(f"{y_key} on mini-decorrelated (%)")
+    ax.set_xlabel(f"{x_key} on {RETRIEVAL_BENCHMARK} (%)")
+    ax.set_ylabel(f"{y_key} on {DECORRELATED_BENCHMARK} (%)")
     toy = "TOY RUN (--quick), numbers mean nothing: " if quick else ""
     ax.set_title(f"{toy}{exp.name}: one point per arm and seed (markers: seeds {', '.join(map(str, exp.seeds))})",
                  fontsize=9)

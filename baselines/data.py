@@ -50,6 +50,7 @@ class Source:
     query_image_root: Path | None  # decorrelated query images
     world_root: Path | None  # the generated mini world (annotations, entities, images)
     relative_paths: dict[str, str]  # image id -> Karpathy `filepath/filename`
+    world_name: str = "v2"  # which mini world `world_root` holds (`tasks/mini/build.py: WORLDS`)
 
     def image_path(self, image_id: str) -> Path:
         return self.image_root / self.relative_paths[image_id]
@@ -82,15 +83,24 @@ def staged_folder(target: Path) -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def mini_world(data_dir: Path | None = None, progress: bool = True) -> Path:
-    """The full mini world with images, generated once per data folder (about 30 s).
+def mini_world_name(benchmark: Benchmark) -> str:
+    """The mini world a benchmark is made from (its record's `mini_world` option; default v2)."""
+    return str(benchmark.option("mini_world", "v2"))
+
+
+def mini_world(data_dir: Path | None = None, progress: bool = True, world: str = "v2") -> Path:
+    """The full mini world `world` (`tasks/mini/build.py: world_config`) with images, generated
+    once per data folder (about 30 s; the v3 world, whose query pool is 36,000 scenes, longer).
 
     A stamp holds the shipped ground truth's sha256s: when vlbench ships a new mini world, the
     cached one is regenerated rather than silently mixed with the new ground truth.
     """
+    from vlbench.tasks.mini.build import world_config
     from vlbench.tasks.mini.files import SHA256
 
-    root = (data_dir or default_data_dir()) / "mini-world"
+    config = world_config(world)  # an unknown name fails here, before anything is written
+    # v2 keeps the folder name it had before there were several worlds
+    root = (data_dir or default_data_dir()) / ("mini-world" if world == "v2" else f"mini-world-{world}")
     stamp = hashlib.sha256(json.dumps(SHA256, sort_keys=True).encode()).hexdigest()
     marker = root / ".vlbench-mini-stamp"
     if marker.is_file() and marker.read_text().strip() == stamp:
@@ -99,26 +109,27 @@ def mini_world(data_dir: Path | None = None, progress: bool = True) -> Path:
 
     root.parent.mkdir(parents=True, exist_ok=True)
     if progress:
-        print(f"generating the mini world with images into {root} (once, about 30 s)")
+        print(f"generating the mini world {world} with images into {root} (once, about 30 s or more)")
     with staged_folder(root) as tmp:
-        write_mini_benchmark(tmp)
+        write_mini_benchmark(tmp, config=config)
         (tmp / marker.name).write_text(stamp + "\n")
     return root
 
 
-def mini_unbiased_train(world: Path, progress: bool = True) -> Path:
-    """The mini world's unbiased train twin (`tasks/mini/build.py: write_unbiased_train`), written
-    once inside the world folder (so a regenerated world drops it too); returns its captions file."""
+def mini_unbiased_train(world: Path, progress: bool = True, name: str = "v2") -> Path:
+    """The unbiased train twin of the mini world `name` (`tasks/mini/build.py:
+    write_unbiased_train`), written once inside that world's folder `world` (so a regenerated world
+    drops it too); returns its captions file."""
     folder = world / "unbiased-train"
     captions = folder / "captions.json"
     if captions.is_file():
         return captions
-    from vlbench.tasks.mini.build import write_unbiased_train
+    from vlbench.tasks.mini.build import world_config, write_unbiased_train
 
     if progress:
         print(f"generating the mini world's unbiased train twin into {folder} (once, about 10 s)")
     with staged_folder(folder) as tmp:
-        write_unbiased_train(tmp)
+        write_unbiased_train(tmp, world_config(name))
     return captions
 
 
@@ -127,7 +138,7 @@ def load_source(benchmark: Benchmark, config: RecipeConfig, data_dir: Path | Non
     name = KARPATHY_FILE[family]
     world = None
     if family == "mini" and not config.karpathy:
-        world = mini_world(data_dir)
+        world = mini_world(data_dir, world=mini_world_name(benchmark))
         karpathy_path: Path = world / name
         image_root = Path(config.image_root) if config.image_root else world / "images"
         query_root = Path(config.query_image_root) if config.query_image_root else world / "decorrelated" / "images"
@@ -154,7 +165,7 @@ def load_source(benchmark: Benchmark, config: RecipeConfig, data_dir: Path | Non
         img.id: str(Path(str(entry.get("filepath", ""))) / img.filename)
         for img, entry in zip(images, doc["images"], strict=True)
     }
-    return Source(family, images, image_root, query_root, world, relative)
+    return Source(family, images, image_root, query_root, world, relative, mini_world_name(benchmark))
 
 
 def train_pairs(source: Source, config: RecipeConfig) -> list[Pair]:
@@ -162,7 +173,7 @@ def train_pairs(source: Source, config: RecipeConfig) -> list[Pair]:
     if config.mini_train == "unbiased":
         if source.world_root is None:
             raise UsageError("mini_train=unbiased is a setting of the generated mini world's benchmarks (mini-*)")
-        return _limit(_unbiased_pairs(source.world_root), config)
+        return _limit(_unbiased_pairs(source.world_root, source.world_name), config)
     splits = set(config.train_split)
     pairs = [
         Pair(source.image_path(img.id), cap.raw, img.id)
@@ -176,8 +187,8 @@ def train_pairs(source: Source, config: RecipeConfig) -> list[Pair]:
     return _limit(pairs, config)
 
 
-def _unbiased_pairs(world: Path) -> list[Pair]:
-    doc = json.loads(mini_unbiased_train(world).read_text(encoding="utf-8"))
+def _unbiased_pairs(world: Path, name: str) -> list[Pair]:
+    doc = json.loads(mini_unbiased_train(world, name=name).read_text(encoding="utf-8"))
     images = world / "unbiased-train" / "images"
     # groups are prefixed: the twin reuses train's image ids for different pictures
     return [Pair(images / row["file_name"], caption, f"unbiased:{row['id']}") for row in doc["images"]

@@ -13,7 +13,6 @@ rerun with the same parameters reuses it. With several processes each rank fills
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import io
 import json
@@ -52,6 +51,9 @@ class SourceImage:
     # Per caption, annotated noun phrases and the classes each names (Flickr30k Entities, mini).
     # Empty: phrases are found with the class-word matcher (COCO).
     phrases: list[list[tuple[str, tuple[str, ...]]]] = field(default_factory=list)
+    # The mini world the image was drawn in (`tasks/mini/build.py: WORLDS`), which the rerender
+    # fill draws again; None outside the mini world.
+    mini_world: str | None = None
 
 
 # --- captions ------------------------------------------------------------------------------
@@ -212,7 +214,11 @@ class ClassMentions:
 def load_sources(benchmark_id: str, data_dir: Path, image_root: Path | None) -> list[SourceImage]:
     """The train images of the benchmark's family with their objects and captions."""
     if benchmark_id.startswith("mini-"):
-        return _mini_sources(data_dir)
+        from vlbench.registry import registry
+
+        from .data import mini_world_name
+
+        return _mini_sources(data_dir, mini_world_name(registry().benchmark(benchmark_id)))
     if benchmark_id.startswith("coco"):
         return _coco_sources(data_dir, image_root, benchmark_id)
     if benchmark_id.startswith("flickr30k"):
@@ -220,14 +226,14 @@ def load_sources(benchmark_id: str, data_dir: Path, image_root: Path | None) -> 
     raise UsageError(f"no synthetic-pair source for benchmark {benchmark_id}")
 
 
-def _mini_sources(data_dir: Path, split: str = "train") -> list[SourceImage]:
-    from vlbench.tasks.mini.build import MiniConfig, iter_scenes, scene_captions
+def _mini_sources(data_dir: Path, world_name: str = "v2", split: str = "train") -> list[SourceImage]:
+    from vlbench.tasks.mini.build import iter_scenes, scene_captions, world_config
     from vlbench.tasks.mini.queries import scene_objects
 
     from .data import mini_world
 
-    world = mini_world(data_dir)
-    config = MiniConfig()
+    world = mini_world(data_dir, world=world_name)
+    config = world_config(world_name)
     out = []
     for scene in iter_scenes(config):
         if scene.split != split:
@@ -238,6 +244,7 @@ def _mini_sources(data_dir: Path, split: str = "train") -> list[SourceImage]:
             width=scene.width, height=scene.height, captions=[c.raw for c in caps],
             objects=scene_objects(scene),
             phrases=[[(" ".join(p.words), (p.cls,) if p.cls else ()) for p in c.phrases] for c in caps],
+            mini_world=world_name,
         ))
     return out
 
@@ -492,27 +499,25 @@ def _rerender(p: Planned) -> Any:
     """The mini world's exact image without the removed shapes (what its test queries use)."""
     from PIL import Image
 
-    from vlbench.tasks.mini.build import MiniConfig
     from vlbench.tasks.mini.scene import render_scene
 
-    scene = _mini_scene(int(p.source.image_id), MiniConfig()) if p.source.image_id.isdigit() else None
+    world = p.source.mini_world
+    scene = _mini_scene(int(p.source.image_id), world) if world and p.source.image_id.isdigit() else None
     if scene is None:
         raise UsageError(f"the rerender fill works only for mini world images, not {p.source.image_id}")
     skip = [i for i, o in enumerate(scene.objects) if o.cls in p.removal.removed_classes]
     return Image.fromarray(render_scene(scene, skip))
 
 
-def _mini_scene(image_id: int, config: Any) -> Any:
-    return _mini_scenes(config).get(image_id)
+_SCENES: dict[str, dict[int, Any]] = {}  # world name -> image id -> scene
 
 
-@functools.lru_cache(maxsize=2)
-def _mini_scenes(config: Any) -> dict[int, Any]:
-    """Every scene of the mini world `config` describes, by image id (one cache entry per
-    configuration: a world of another size or seed is another set of scenes)."""
-    from vlbench.tasks.mini.build import iter_scenes
+def _mini_scene(image_id: int, world: str) -> Any:
+    if world not in _SCENES:
+        from vlbench.tasks.mini.build import iter_scenes, world_config
 
-    return {s.image_id: s for s in iter_scenes(config)}
+        _SCENES[world] = {s.image_id: s for s in iter_scenes(world_config(world))}
+    return _SCENES[world].get(image_id)
 
 
 def _distributed() -> bool:

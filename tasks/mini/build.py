@@ -96,6 +96,20 @@ def v3_config(n_pool: int = 36000) -> MiniConfig:
     )
 
 
+# The worlds benchmark records name in their `mini_world` option (default "v2": the world every
+# mini benchmark but mini-decorrelated v3 is made from).
+WORLDS = ("v2", "v3")
+
+
+def world_config(name: str) -> MiniConfig:
+    """The configuration of a named mini world."""
+    if name == "v2":
+        return MiniConfig()
+    if name == "v3":
+        return v3_config()
+    raise ValueError(f"unknown mini world {name!r}; known: {', '.join(WORLDS)}")
+
+
 # Random-stream keys of the splits that are not Karpathy splits: the removal-source pool and the
 # unbiased train twin (same size and ids as train, no partner mechanism: the mini ODmAP
 # experiment's reference arm). Keys 0-2 are train/val/test; new keys never move the old streams.

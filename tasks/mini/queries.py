@@ -51,6 +51,13 @@ def removes_dependent(r: Removal, pairs: Sequence[tuple[str, str]]) -> bool:
     return any(cue in r.present_classes and dependent in r.removed_classes for cue, dependent in pairs)
 
 
+def removes_only_free(r: Removal, pairs: Sequence[tuple[str, str]]) -> bool:
+    """v3's control: every removed class is free (in no pair), so a control never takes away a cue
+    or a dependent (tasks/mini/README.md, the world, item 5)."""
+    paired = {c for pair in pairs for c in pair}
+    return not paired & set(r.removed_classes)
+
+
 def scene_objects(scene: Scene) -> list[tuple[str, tuple[float, float, float, float]]]:
     return [
         (o.cls, tuple(float(v) for v in b)) for o, b in zip(scene.objects, scene.boxes, strict=True)
@@ -66,15 +73,21 @@ def choose_queries(
     Matching is within equality classes of the remaining set, so greedy matching is maximal.
 
     `directed` (v3): a partner removal removes the dependent of a remaining cue (`pairs` are
-    (cue, dependent)). `one_per_image` (v3): an image gives at most one query, so a partner and
+    (cue, dependent)); a control removes free classes only (no cue, no dependent); other removals
+    are not used. `one_per_image` (v3): an image gives at most one query, so a partner and
     its control come from two images and neither image is used again (greedy, no longer maximal)."""
     partners: list[tuple[Scene, Removal]] = []
     controls: list[tuple[Scene, Removal]] = []
     for scene in sorted(scenes, key=lambda s: s.image_id):
         objects = scene_objects(scene)
         for r in candidate_removals(objects, scene.width, scene.height, tau1, tau2, tau3):
-            partner = removes_dependent(r, pairs or ()) if directed else is_partner_removal(r)
-            (partners if partner else controls).append((scene, r))
+            if directed:
+                if removes_dependent(r, pairs or ()):
+                    partners.append((scene, r))
+                elif removes_only_free(r, pairs or ()):
+                    controls.append((scene, r))
+                continue
+            (partners if is_partner_removal(r) else controls).append((scene, r))
     used: set[int] = set()
     used_images: set[int] = set()
     queries: list[Query] = []

@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-MINI_BENCHMARKS = ("mini-retrieval", "mini-decorrelated", "mini-grounding", "mini-captions")
+MINI_BENCHMARKS = ("mini-retrieval", "mini-decorrelated", "mini-grounding", "mini-captions", "mini-shapes-retrieval")
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 FILES_PY = HERE / "files.py"
@@ -100,8 +100,11 @@ def _envelope(benchmark, task, predictions) -> dict:
 
 
 def ship(seed: int = 0) -> int:
+    from dataclasses import replace
+
     from vlbench.registry import registry
     from vlbench.tasks.mini import write_mini_benchmark
+    from vlbench.tasks.mini.build import world_config
 
     reg = registry()
     # Keep the pins of benchmarks skipped this time, so a partial run does not unpin them.
@@ -109,16 +112,22 @@ def ship(seed: int = 0) -> int:
     sha: dict[str, str] = dict(old)
     shipped: list[str] = []
     with tempfile.TemporaryDirectory(prefix="vlbench-mini-") as tmp:
-        world = Path(tmp) / "world"
         prepared = Path(tmp) / "prepared"
-        write_mini_benchmark(world, seed=seed, images=False)
+        worlds: dict[str, Path] = {}  # each world named by a benchmark's `mini_world`, written once
         for bid in MINI_BENCHMARKS:
             benchmark = reg.benchmarks.get(bid)
             if benchmark is None:
                 print(f"skip {bid}: not registered (its task is not there yet)")
                 continue
+            name = benchmark.option("mini_world", "v2")
+            if name not in worlds:
+                worlds[name] = Path(tmp) / f"world-{name}"
+                # --seed moves the default world only; a named world keeps its pre-registered seed
+                config = world_config(name)
+                config = replace(config, seed=seed) if name == "v2" else config
+                write_mini_benchmark(worlds[name], config=config, images=False)
             task = reg.task_of(benchmark)
-            returned = [Path(p) for p in task.prepare(benchmark, str(world), prepared)]
+            returned = [Path(p) for p in task.prepare(benchmark, str(worlds[name]), prepared)]
             for f in benchmark.files:
                 rel = _shipped_path(f.path)
                 src = _prepared_file(prepared / bid, rel, returned, len(benchmark.files))

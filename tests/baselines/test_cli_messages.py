@@ -34,11 +34,12 @@ def test_list_fits_100_columns(capsys) -> None:
 
 def test_quick_report_says_it_is_a_toy_run() -> None:
     from vlbench.baselines.analysis import DECORRELATED, NAMED, RETRIEVAL, render_markdown
+    from vlbench.baselines.experiment import BENCHMARKS
 
-    exp = SimpleNamespace(name="mini-odmap", arms=[], seeds=[0, 1])
+    exp = SimpleNamespace(name="mini-odmap", arms=[], seeds=[0, 1], preregistered=True)
     floor = {c: 0.1 for c in [*DECORRELATED, *RETRIEVAL, *NAMED]}
-    report = {"pooled": [], "runs": [], "differences": [],
-              "chance": {"mini-decorrelated": {"scores": floor}, "mini-retrieval": {"scores": floor}}}
+    report = {"pooled": [], "runs": [], "differences": [], "preregistered": {"gates": []},
+              "chance": {b: {"scores": floor} for b in BENCHMARKS}}
     toy = render_markdown(exp, report, "vlbench baseline experiment mini-odmap --quick", {}, quick=True)
     assert toy.startswith("# mini-odmap: results of a toy run (--quick)")
     assert "A toy run (`--quick`)" in toy.split("\n## ")[0] and "say nothing about the method" in toy

@@ -1,4 +1,10 @@
-"""The committed mini-odmap report states what `vlbench score` gives for the committed submissions."""
+"""The committed mini-odmap reports state what `vlbench score` gives for the committed submissions.
+
+v3 (`baselines/results/mini-odmap/`, when its full run is committed): every submission is scored
+again. v2 (`baselines/results/mini-odmap-v2/`): its mini-decorrelated results are retired (v2.0's
+ground truth is no longer shipped), so its numbers are checked against the retired score records,
+and its mini-retrieval submissions, still current, are scored again.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +13,52 @@ from pathlib import Path
 
 import pytest
 
+from vlbench.leaderboard.cache import CachedScore
 from vlbench.scoring import score_file
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "baselines" / "results" / "mini-odmap" / "results.json"
+RESULTS_V2 = REPO / "baselines" / "results" / "mini-odmap-v2" / "results.json"
+RETIRED_V2 = REPO / "submissions" / "retired" / "mini-decorrelated@2.0"
 
 
-@pytest.mark.skipif(not RESULTS.is_file(), reason="no committed mini-odmap results")
+def _name(run: dict) -> str:
+    return f"mini-odmap-{run['arm']}-seed{run['seed']}.json"
+
+
+@pytest.mark.skipif(not RESULTS.is_file(), reason="no committed mini-odmap (v3) results")
 def test_committed_numbers_equal_vlbench_score_of_committed_submissions() -> None:
+    from vlbench.baselines.experiment import get_experiment
+
     doc = json.loads(RESULTS.read_text())
+    exp = get_experiment("mini-odmap")
     assert not doc["quick"]
-    assert len(doc["runs"]) == 12
+    assert len(doc["runs"]) == len(exp.arms) * len(exp.seeds)
     for run in doc["runs"]:
         for benchmark, facts in run["files"].items():
-            path = REPO / "submissions" / benchmark / f"mini-odmap-{run['arm']}-seed{run['seed']}.json"
+            path = REPO / "submissions" / benchmark / _name(run)
             result = score_file(path, bootstrap=0).result
             assert result.submission_sha256 == facts["submission_sha256"], path
             for key, value in run["scores"].items():
                 if key in result.scores:
                     assert result.scores[key] == value, (path, key)
+
+
+def test_v2_numbers_equal_the_retired_records_and_current_scores() -> None:
+    doc = json.loads(RESULTS_V2.read_text())
+    assert not doc["quick"]
+    assert len(doc["runs"]) == 12
+    checked = 0
+    for run in doc["runs"]:
+        for benchmark, facts in run["files"].items():
+            if benchmark == "mini-decorrelated":
+                result = CachedScore.from_json((RETIRED_V2 / _name(run)).read_bytes()).result
+                assert result is not None and result.benchmark_version == facts["benchmark_version"] == "2.0"
+            else:
+                result = score_file(REPO / "submissions" / benchmark / _name(run), bootstrap=0).result
+            assert result.submission_sha256 == facts["submission_sha256"], (benchmark, run["arm"], run["seed"])
+            for key, value in run["scores"].items():
+                if key in result.scores:
+                    assert result.scores[key] == value, (benchmark, key)
+                    checked += 1
+    assert checked == 12 * 12  # six ODmAP and six recall columns per run

@@ -5,6 +5,7 @@ the sign of any result: at toy size the numbers mean nothing."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from vlbench.baselines.analysis import _paired_runs
-from vlbench.baselines.experiment import get_experiment, job_argv, plan_jobs
+from vlbench.baselines.experiment import BENCHMARKS, get_experiment, job_argv, plan_jobs
 from vlbench.cli import main
 from vlbench.errors import UsageError
 from vlbench.scoring import score_file
@@ -66,7 +67,7 @@ def test_quick_writes_the_report_and_valid_submissions(quick: Path, data_dir: Pa
     assert all(0.0 <= m["top1_changed"] <= 1.0 for m in moved) and "Did the fine-tunes move" in readme
     for arm in arms:
         for seed in exp.seeds:
-            for benchmark in ("mini-decorrelated", "mini-retrieval"):
+            for benchmark in BENCHMARKS:
                 path = quick / "subs" / benchmark / f"mini-odmap-{arm}-seed{seed}.json"
                 validated = validate(path, data_dir=data_dir)
                 assert validated.benchmark.id == benchmark
@@ -78,7 +79,7 @@ def test_quick_writes_the_report_and_valid_submissions(quick: Path, data_dir: Pa
 def test_report_numbers_are_what_vlbench_score_gives(quick: Path, data_dir: Path) -> None:
     doc = json.loads((quick / "results" / "results.json").read_text())
     run = doc["runs"][0]
-    for benchmark in ("mini-decorrelated", "mini-retrieval"):
+    for benchmark in BENCHMARKS:
         path = quick / "subs" / benchmark / f"mini-odmap-{run['arm']}-seed{run['seed']}.json"
         scores = score_file(path, data_dir=data_dir, bootstrap=0).result.scores
         for key, value in run["scores"].items():
@@ -89,7 +90,7 @@ def test_report_numbers_are_what_vlbench_score_gives(quick: Path, data_dir: Path
 def test_each_submission_names_the_command_that_regenerates_it(quick: Path, data_dir: Path) -> None:
     """The recorded per-run command, rerun, gives the same predictions (the finished checkpoint is
     reused; a fresh work folder would retrain to the same weights: the loop is seeded)."""
-    path = quick / "subs" / "mini-retrieval" / "mini-odmap-control-seed1.json"
+    path = quick / "subs" / "mini-shapes-retrieval" / "mini-odmap-control-seed1.json"
     meta = json.loads(path.read_text())["meta"]
     again = quick / "again.json"
     argv = meta["extra"]["recipe"]["command"].split()[1:]
@@ -102,7 +103,7 @@ def test_each_submission_names_the_command_that_regenerates_it(quick: Path, data
 def test_jobs_are_one_recipe_command_each(tmp_path: Path) -> None:
     exp = get_experiment("mini-odmap")
     jobs = plan_jobs(exp, tmp_path / "w", tmp_path / "s")
-    assert len(jobs) == len(exp.arms) * len(exp.seeds) == 12
+    assert len(jobs) == len(exp.arms) * len(exp.seeds) == 20
     control = next(j for j in jobs if j.arm.name == "control" and j.seed == 2)
     argv = job_argv(control, "mini-decorrelated", tmp_path / "x.json", None)
     assert argv[:3] == ["baseline", "run", "clip-finetune"]
@@ -112,6 +113,36 @@ def test_jobs_are_one_recipe_command_each(tmp_path: Path) -> None:
     assert steps == {s for s in control.sets if s.startswith("steps=")}  # arms 2 and 3: the same steps
     unbiased = next(j for j in jobs if j.arm.name == "unbiased")
     assert "mini_train=unbiased" in unbiased.sets
+
+
+def test_the_full_experiment_is_the_preregistered_v3_recipe() -> None:
+    """tasks/mini/README.md, "The recipe": both benchmarks on the v3 world, the mini-rn-w16 tower,
+    900 scratch steps at lr 1e-3 (50 warmup), fine-tunes of 600 steps at lr 5e-4 (30 warmup),
+    cosine, batch 128, weight decay 0.1, seeds 0-4, D' as in v2; declared pre-registered."""
+    from vlbench.registry import registry
+
+    exp = get_experiment("mini-odmap")
+    assert BENCHMARKS == ("mini-decorrelated", "mini-shapes-retrieval")
+    for bid in BENCHMARKS:
+        assert registry().benchmark(bid).option("mini_world") == "v3"
+    assert registry().benchmark("mini-decorrelated").version == "3.0"
+    assert exp.preregistered and exp.seeds == (0, 1, 2, 3, 4)
+    c = exp.common
+    assert (c["model"], c["pretrained"], c["batch_size"], c["optimizer"], c["weight_decay"]) == (
+        "mini-rn-w16", "none", 128, "adamw", 0.1)
+    scratch = exp.arm("biased").sets
+    assert scratch == {"steps": 900, "lr": 1e-3, "lr_schedule": "cosine", "warmup_steps": 50}
+    assert exp.arm("unbiased").sets == {**scratch, "mini_train": "unbiased"}
+    assert exp.finetune == {"steps": 600, "lr": 5e-4, "lr_schedule": "cosine", "warmup_steps": 30}
+    assert exp.arm("control").init == exp.arm("synthetic").init == "biased"
+    assert exp.arm("synthetic").sets == {"synthetic_ratio": 0.4, "synthetic_fill": "rerender",
+                                         "synthetic_captions": "noun-phrase", "group_batches": True}
+    # a learning-rate budget (sum of lr over steps) of about a third of the from-scratch one
+    def budget(steps: int, lr: float, warmup: int) -> float:
+        return sum(lr * (t + 1) / warmup if t < warmup else
+                   lr * 0.5 * (1 + math.cos(math.pi * (t - warmup) / (steps - warmup))) for t in range(steps))
+    ratio = budget(600, 5e-4, 30) / budget(900, 1e-3, 50)
+    assert 0.30 < ratio < 0.36
 
 
 def test_runs_fine_tuned_from_one_seed_are_paired() -> None:

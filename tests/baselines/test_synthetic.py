@@ -276,15 +276,3 @@ def test_inpainting_weights_missing_offline_is_a_usage_error(sources: list[Sourc
     with pytest.raises(UsageError, match="synthetic_fill=blur"):
         build(sources[:40], tmp_path / "cache", filler, ratio=0.02)
 
-
-def test_mini_scenes_are_cached_per_configuration() -> None:
-    """The scene cache once kept whichever world it saw first, whatever configuration came next."""
-    from vlbench.baselines.synthetic import _mini_scene
-    from vlbench.tasks.mini.build import MiniConfig, iter_scenes
-
-    small = MiniConfig(n_train=3, n_val=0, n_test=0, n_pool=0)
-    other = MiniConfig(seed=1, n_train=3, n_val=0, n_test=0, n_pool=0)
-    first = next(iter(iter_scenes(small)))
-    assert _mini_scene(first.image_id, small) == first
-    assert _mini_scene(first.image_id, other) == next(iter(iter_scenes(other)))
-    assert _mini_scene(first.image_id, other) != first

@@ -374,3 +374,34 @@ def test_retired_version_keeps_its_own_table(tmp_path: Path) -> None:
     assert "Retired version 1.0" in old[0].benchmark.description
     assert report.scored == ["mini-retrieval/random.json"]  # the retired result is not rescored
     assert {p for p, _ in report.skipped} == {f"retired/mini-decorrelated@{current}/wrong.json", "retired/no-such@1.0/x.json"}
+
+
+def test_retire_writes_what_a_build_scores_and_deletes_nothing(tmp_path: Path) -> None:
+    """`vlbench.leaderboard.retire` keeps each current result as the build's own score record, in
+    the folder the build reads as a retired table; it removes no submission, and refuses (writing
+    nothing) when a record exists already or a submission is invalid."""
+    from vlbench.leaderboard.retire import main as retire_main
+    from vlbench.leaderboard.retire import retire
+
+    subs = tmp_path / "submissions"
+    (subs / "mini-retrieval").mkdir(parents=True)
+    shutil.copy(REPO / "submissions" / "mini-retrieval" / "random.json", subs / "mini-retrieval" / "random.json")
+    version = registry().benchmark("mini-retrieval").version
+    target = subs / "retired" / f"mini-retrieval@{version}"
+    assert retire(subs, "mini-retrieval", resamples=50) == [subs / "mini-retrieval" / "random.json"]
+    assert (subs / "mini-retrieval" / "random.json").is_file()
+    cached = leaderboard.build(subs, resamples=50, quiet=True, cache_dir=tmp_path / "cache")
+    current = next(b for b in cached.boards if b.benchmark.id == "mini-retrieval")
+    written = json.loads((target / "random.json").read_text())
+    assert written["result"]["scores"] == current.entries[0].result.scores
+    assert written["result"]["ci95"] == {k: list(v) for k, v in current.entries[0].result.ci95.items()}
+    before = (target / "random.json").read_bytes()
+    with pytest.raises(UsageError, match="exists already"):
+        retire(subs, "mini-retrieval", resamples=50)
+    assert (target / "random.json").read_bytes() == before
+    write_json(subs / "mini-retrieval" / "broken.json", {"vlbench": 1})
+    (target / "random.json").unlink()
+    with pytest.raises(UsageError, match="broken.json is not a valid submission"):
+        retire(subs, "mini-retrieval", resamples=50)
+    assert not (target / "random.json").exists()
+    assert retire_main(["no-such-benchmark", "--submissions", str(subs)]) == 2

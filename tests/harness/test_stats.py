@@ -270,6 +270,7 @@ def test_seed_variance_widens_the_pooled_difference() -> None:
 REPO = Path(__file__).resolve().parents[2]
 UNITS = {
     "mini-retrieval": {"image_to_text": "image", "text_to_image": "image"},
+    "mini-shapes-retrieval": {"image_to_text": "image", "text_to_image": "image"},
     "mini-decorrelated": {"image_to_text": "source image"},
     "mini-grounding": {"phrases": "image"},
     "mini-captions": {"images": "image"},
@@ -288,10 +289,10 @@ def test_each_task_resamples_its_unit_and_compare_uses_it(benchmark: str, tmp_pa
     items = load_items(tmp_path / ResultRecord.load(out).per_item)
     for name, t in items.items():
         assert (t.unit, t.clusters) == (ev.items[name].unit, ev.items[name].clusters)
-    if benchmark == "mini-decorrelated":  # queries share source images: clustering matters here
+    if benchmark == "mini-decorrelated":  # v3.0: one query per pool image, each its own unit
         t = items["image_to_text"]
-        assert len(set(t.clusters)) < len(t.ids)
-    if benchmark == "mini-retrieval":  # a caption's unit is its image
+        assert len(set(t.clusters)) == len(t.ids) and t.clusters != t.ids  # clusters are source image ids
+    if benchmark.endswith("retrieval"):  # a caption's unit is its image
         t2i = items["text_to_image"]
         assert set(t2i.clusters) == set(items["image_to_text"].ids)
     capsys.readouterr()

@@ -12,6 +12,7 @@ from vlbench.benchmark import PACKAGE
 from vlbench.registry import registry
 from vlbench.submission import validate
 from vlbench.tasks.mini import write_mini_benchmark
+from vlbench.tasks.mini.build import world_config
 from vlbench.tasks.mini.files import SHA256
 from vlbench.tasks.mini.ship import (
     DATA,
@@ -49,28 +50,57 @@ def test_registered_mini_benchmarks_use_pinned_package_files() -> None:
 
 
 @pytest.fixture(scope="module")
-def full_world(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("full") / "world"
-    write_mini_benchmark(out, images=False)
-    return out
+def full_worlds(tmp_path_factory) -> dict[str, Path]:
+    """Each mini world a registered benchmark names (`mini_world`; default v2), annotations only."""
+    root = tmp_path_factory.mktemp("full")
+    names = {registry().benchmark(b).option("mini_world", "v2") for b in registered()}
+    worlds = {name: root / name for name in sorted(names)}
+    for name, out in worlds.items():
+        write_mini_benchmark(out, config=world_config(name), images=False)
+    return worlds
 
 
 def test_shipped_ground_truth_is_what_prepare_makes_from_the_generated_world(
-    full_world, tmp_path
+    full_worlds, tmp_path
 ) -> None:
-    """Regenerate the default world and rerun each task's own prepare: same bytes as shipped."""
+    """Regenerate each benchmark's world and rerun its task's own prepare: same bytes as shipped."""
     bids = registered()
     if not bids:
         pytest.skip("no mini benchmark registered yet")
     for bid in bids:
         b = registry().benchmark(bid)
         task = registry().task_of(b)
-        returned = [Path(p) for p in task.prepare(b, str(full_world), tmp_path)]
+        world = full_worlds[b.option("mini_world", "v2")]
+        returned = [Path(p) for p in task.prepare(b, str(world), tmp_path)]
         for f in b.files:
             rel = _shipped_path(f.path)
             assert (
                 sha(_prepared_file(tmp_path / bid, rel, returned, len(b.files))) == SHA256[rel]
             ), bid
+
+
+def test_mini_decorrelated_v3_is_the_v3_world_with_matched_pairs_kept() -> None:
+    """The shipped v3 manifest: directed (cue, dependent) pairs, every query in a matched pair of
+    one partner removal (a dependent removed while its cue stays) and one control with the same
+    remaining classes, at least 300 pairs, one query per source image."""
+    from vlbench.tasks.mini.build import CUE_DEPENDENT
+
+    b = registry().benchmark("mini-decorrelated")
+    assert (b.version, b.option("mini_world")) == ("3.0", "v3")
+    doc = json.loads((DATA / _shipped_path(b.files[0].path)).read_text())
+    assert doc["params"]["directed"] is True
+    assert [tuple(p) for p in doc["params"]["partner_pairs"]] == list(CUE_DEPENDENT)
+    queries = {q["id"]: q for q in doc["queries"]}
+    partners = [q for q in queries.values() if q["group"] == "partner"]
+    assert len(partners) >= 300 and len(queries) == 2 * len(partners)
+    sources = [q["source_image_id"] for q in queries.values()]
+    assert len(set(sources)) == len(sources)
+    for p in partners:
+        c = queries[p["matched_query_id"]]
+        assert c["group"] == "control" and c["matched_query_id"] == p["id"]
+        assert sorted(c["present_classes"]) == sorted(p["present_classes"])
+        assert any(cue in p["present_classes"] and dep in p["removed_classes"] for cue, dep in CUE_DEPENDENT)
+        assert not {x for pair in CUE_DEPENDENT for x in pair} & set(c["removed_classes"])  # free classes only
 
 
 @pytest.mark.parametrize("bid", MINI_BENCHMARKS)

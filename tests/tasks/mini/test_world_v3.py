@@ -126,6 +126,8 @@ def test_one_query_per_pool_image_and_partner_means_a_removed_dependent() -> Non
         removes_dependent = any(DEPENDENT_OF[c] in q.removal.removed_classes
                                 for c in CUES & set(q.removal.present_classes))
         assert removes_dependent == (q.group == "partner")
+        if q.group == "control":  # a control removes free classes only: no cue, no dependent
+            assert not (CUES | set(DEPENDENT_OF.values())) & set(q.removal.removed_classes)
 
 
 def test_prepare_keeps_the_matched_pairs_and_the_direction(tmp_path: Path) -> None:
