@@ -153,8 +153,8 @@ def run_vlbench(cands, refs):
     return t, {"bleu": bleu, "rouge": rouge, "cider_d": cider_d, "meteor": met, "n_rare": n_rare, "full": full}
 
 
-def meteor_cold(cands, refs) -> tuple[float, float]:
-    """METEOR with an empty index cache: (index build seconds, whole first run seconds)."""
+def ptb_tokenized(cands: list[str], refs: list[list[str]]) -> tuple[list[str], list[list[str]]]:
+    """Candidates and references PTB-tokenized as pycocoevalcap tokenizes them, split back per image."""
     flat_refs = [r for rs in refs for r in rs]
     tok, _ = tokenize(cands + flat_refs, pycoco_successors([cands, flat_refs]))
     n = len(cands)
@@ -162,6 +162,12 @@ def meteor_cold(cands, refs) -> tuple[float, float]:
     for rs in refs:
         tr.append(tok[pos : pos + len(rs)])
         pos += len(rs)
+    return tc, tr
+
+
+def meteor_cold(cands, refs) -> tuple[float, float]:
+    """METEOR with an empty index cache: (index build seconds, whole first run seconds)."""
+    tc, tr = ptb_tokenized(cands, refs)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         with MeteorProcess(cache=Path(tmp), backend="jar") as p:
@@ -217,13 +223,7 @@ def bench_meteor_processes(cands: list[str], refs: list[list[str]], repeats: int
     vlbench's jar path, warm (index cached) and cold (first run on a machine: index built)."""
     from vlbench.tasks.captioning import paraphrase
 
-    flat_refs = [r for rs in refs for r in rs]
-    tok, _ = tokenize(cands + flat_refs, pycoco_successors([cands, flat_refs]))
-    n = len(cands)
-    tc, tr, pos = tok[:n], [], n
-    for rs in refs:
-        tr.append(tok[pos : pos + len(rs)])
-        pos += len(rs)
+    tc, tr = ptb_tokenized(cands, refs)
     warm_cache = paraphrase.cache_root()
     MeteorProcess(backend="python").start().close()  # the index exists in the user's cache (not timed)
     rows: dict[str, list[tuple[float, float, float]]] = {}
@@ -245,7 +245,7 @@ def bench_meteor_processes(cands: list[str], refs: list[list[str]], repeats: int
         return statistics.median(r[i] for r in rows[key])
 
     ref_wall = med("pycocoevalcap warm", 0)
-    print(f"METEOR alone, {n} images x 5 references, whole processes (median of {repeats}; cold: 1 run), "
+    print(f"METEOR alone, {len(cands)} images x 5 references, whole processes (median of {repeats}; cold: 1 run), "
           f"wall seconds and peak RSS of the largest process\n")
     print("| run | wall s | vs pycocoevalcap | peak RSS MB |\n| --- | --- | --- | --- |")
     labels = {
