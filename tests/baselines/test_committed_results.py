@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from vlbench.leaderboard.cache import CachedScore
 from vlbench.scoring import score_file
 
