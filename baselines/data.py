@@ -23,7 +23,7 @@ from vlbench.errors import UsageError
 from vlbench.ground_truth import default_data_dir, locate_ground_truth
 from vlbench.jsonio import current_umask
 from vlbench.registry import registry
-from vlbench.tasks.retrieval.karpathy import KarpathyImage, load_karpathy, parse_karpathy
+from vlbench.tasks.karpathy import KarpathyImage, karpathy_images, load_karpathy, read_karpathy
 
 from .config import RecipeConfig
 
@@ -159,11 +159,11 @@ def load_source(benchmark: Benchmark, config: RecipeConfig, data_dir: Path | Non
             )
         image_root = Path(config.image_root)
         query_root = Path(config.query_image_root) if config.query_image_root else None
-    doc = load_karpathy(karpathy_path, name)
-    images = parse_karpathy(doc)
+    entries = read_karpathy(load_karpathy(karpathy_path, name))
+    images = karpathy_images(entries)
     relative = {
-        img.id: str(Path(str(entry.get("filepath", ""))) / img.filename)
-        for img, entry in zip(images, doc["images"], strict=True)
+        img.id: str(Path(str("" if entry.filepath is None else entry.filepath)) / img.filename)
+        for img, entry in zip(images, entries, strict=True)
     }
     return Source(family, images, image_root, query_root, world, relative, mini_world_name(benchmark))
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from vlbench.errors import UsageError
 from vlbench.jsonio import read_trusted_json
+from vlbench.tasks.karpathy import KarpathyEntry, read_karpathy
 
 Box = tuple[float, float, float, float]
 
@@ -72,14 +72,14 @@ def _mini_sources(data_dir: Path, world_name: str = "v2", split: str = "train") 
     return out
 
 
-def _karpathy(data_dir: Path, name: str, benchmark_id: str) -> dict[str, Any]:
+def _karpathy(data_dir: Path, name: str, benchmark_id: str) -> list[KarpathyEntry]:
     path = data_dir / "karpathy" / name
     if not path.is_file():
         raise UsageError(
             f"synthetic pairs need the Karpathy split file {path}: copy {name} there (the same file "
             f"`vlbench data prepare {benchmark_id} --source DIR` reads)"
         )
-    return read_trusted_json(path)
+    return read_karpathy(read_trusted_json(path))
 
 
 def _coco_sources(data_dir: Path, image_root: Path | None, benchmark_id: str) -> list[SourceImage]:
@@ -91,10 +91,10 @@ def _coco_sources(data_dir: Path, image_root: Path | None, benchmark_id: str) ->
     # Karpathy train + restval images live in both train2014 and val2014: both instance files.
     ann_dir = data_dir / "coco" / "annotations"
     out = []
-    by_file: dict[str, list[dict[str, Any]]] = {}
-    for img in dataset["images"]:
-        if img["split"] in ("train", "restval"):
-            by_file.setdefault(img["filepath"], []).append(img)
+    by_file: dict[str, list[KarpathyEntry]] = {}
+    for img in dataset:
+        if img.split in ("train", "restval"):
+            by_file.setdefault(img.filepath, []).append(img)
     for filepath, images in sorted(by_file.items()):
         ann = ann_dir / f"instances_{filepath}.json"
         if not ann.is_file():
@@ -106,10 +106,10 @@ def _coco_sources(data_dir: Path, image_root: Path | None, benchmark_id: str) ->
         coco = COCO(str(ann))
         names = {c["id"]: c["name"] for c in coco.loadCats(coco.getCatIds())}
         for img in images:
-            info = coco.imgs[img["cocoid"]]
-            objects = [(names[a["category_id"]], tuple(a["bbox"])) for a in coco.imgToAnns.get(img["cocoid"], [])]
-            out.append(SourceImage(str(img["cocoid"]), image_root / filepath / img["filename"], info["width"],
-                                   info["height"], [s["raw"] for s in img["sentences"]], objects))
+            info = coco.imgs[img.cocoid]
+            objects = [(names[a["category_id"]], tuple(a["bbox"])) for a in coco.imgToAnns.get(img.cocoid, [])]
+            out.append(SourceImage(str(img.cocoid), image_root / filepath / img.filename, info["width"],
+                                   info["height"], [s.raw for s in img.sentences], objects))
     return out
 
 
@@ -128,10 +128,10 @@ def _flickr_sources(data_dir: Path, image_root: Path | None, benchmark_id: str) 
         )
     wanted = set(FLICKR_CLASSES)
     out = []
-    for img in dataset["images"]:
-        if img["split"] != "train":
+    for img in dataset:
+        if img.split != "train":
             continue
-        stem = Path(img["filename"]).stem
+        stem = Path(img.filename).stem
         xml = root / "Annotations" / f"{stem}.xml"
         if not xml.exists():
             continue
@@ -144,7 +144,7 @@ def _flickr_sources(data_dir: Path, image_root: Path | None, benchmark_id: str) 
         objects = [(t, box) for eid, box in boxes for t in sorted(types.get(eid, ()))]
         spans = [_entity_spans(line_phrases, types) for line_phrases in _raw_entity_phrases(root, stem)]
         texts = [text for text, _ in sentences]
-        out.append(SourceImage(stem, image_root / img["filename"], width, height, texts, objects, spans))
+        out.append(SourceImage(stem, image_root / img.filename, width, height, texts, objects, spans))
     return out
 
 

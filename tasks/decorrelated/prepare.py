@@ -31,6 +31,7 @@ from vlbench.tasks.decorrelated.removal import (
     Removal,
     candidate_removals,
 )
+from vlbench.tasks.karpathy import KarpathyEntry, KarpathySentence, read_karpathy
 
 PARAMS = {"tau1": TAU1, "tau2": TAU2, "tau3": TAU3}
 
@@ -42,15 +43,16 @@ def _find(source: Path, *candidates: str) -> Path:
     raise UsageError(f"{source}: none of {', '.join(candidates)} found")
 
 
-def _checked_karpathy(benchmark_id: str, path: Path, force: bool) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def _checked_karpathy(benchmark_id: str, path: Path, force: bool) -> tuple[list[KarpathyEntry], dict[str, Any] | None]:
     """The Karpathy file the gallery and queries come from, refused unless it is the official one
     (all splits: the gallery is every caption); with `force`, the deviation record for `params`."""
-    from vlbench.tasks.retrieval.karpathy import check_karpathy, source_description, source_sha256
+    from vlbench.tasks.karpathy import check_karpathy, source_description, source_sha256
 
     official = "dataset_mini.json" if path.name == "dataset_mini.json" else OFFICIAL_NAME[benchmark_kind(benchmark_id)]
     dataset = json.loads(path.read_text())
     mismatches = check_karpathy(dataset, official, "test", source_sha256(path, official))
-    return dataset, check_source(benchmark_id, str(path), mismatches, force, source_description(official))
+    deviation = check_source(benchmark_id, str(path), mismatches, force, source_description(official))
+    return read_karpathy(dataset), deviation
 
 
 OFFICIAL_NAME = {"coco": "dataset_coco.json", "flickr30k": "dataset_flickr30k.json"}
@@ -91,52 +93,55 @@ def make_query(image_id: str | int, source_file: str, r: Removal, group: str | N
     )
 
 
-def karpathy_gallery(
-    dataset: dict[str, Any], mentions: Callable[[dict[str, Any], int, dict[str, Any]], list[int]]
-) -> Gallery:
+Mentions = Callable[[KarpathyEntry, int, KarpathySentence], list[int]]
+
+
+def karpathy_gallery(dataset: list[KarpathyEntry], mentions: Mentions) -> Gallery:
     """Every caption of every split (the paper's train+val+test gallery), in file order."""
     ids: list[str | int] = []
     ms: list[list[int]] = []
-    for img in tqdm(dataset["images"], desc="gallery mentions", unit="img", mininterval=1.0):
-        for j, sent in enumerate(img["sentences"]):
-            ids.append(sent["sentid"])
+    for img in tqdm(dataset, desc="gallery mentions", unit="img", mininterval=1.0):
+        for j, sent in enumerate(img.sentences):
+            if sent.sentid is None:
+                raise UsageError(f"the Karpathy file has a caption without a sentid (image {img.filename})")
+            ids.append(sent.sentid)
             ms.append(mentions(img, j, sent))
     if len(set(map(str, ids))) != len(ids):
         raise UsageError("the Karpathy file repeats a sentid; caption ids must be unique")
     return Gallery(ids, ms)
 
 
-def _text_mentions(matcher: MentionMatcher) -> Callable[[dict[str, Any], int, dict[str, Any]], list[int]]:
-    return lambda img, j, sent: matcher.mentions(sent["raw"])
+def _text_mentions(matcher: MentionMatcher) -> Mentions:
+    return lambda img, j, sent: matcher.mentions(sent.raw)
 
 
 # --- COCO ---------------------------------------------------------------------------------------
 
 
 def coco_queries(
-    dataset: dict[str, Any], annotations: Path, split: str = "test"
+    dataset: list[KarpathyEntry], annotations: Path, split: str = "test"
 ) -> list[Query]:
     """One query per Karpathy `split` image that has an accepted removal (COCO instances boxes,
     crowd regions included: they show the class)."""
     from pycocotools.coco import COCO
 
-    wanted = [img for img in dataset["images"] if img["split"] == split]
-    by_file: dict[str, list[dict[str, Any]]] = {}
+    wanted = [img for img in dataset if img.split == split]
+    by_file: dict[str, list[KarpathyEntry]] = {}
     for img in wanted:
-        by_file.setdefault(img["filepath"], []).append(img)
+        by_file.setdefault(img.filepath, []).append(img)
     queries: list[Query] = []
     for filepath, images in sorted(by_file.items()):
         coco = COCO(str(_find(annotations, f"instances_{filepath}.json")))
         names = {c["id"]: c["name"] for c in coco.loadCats(coco.getCatIds())}
         for img in tqdm(images, desc=f"removals {filepath}", unit="img", mininterval=1.0):
-            info = coco.imgs[img["cocoid"]]
+            info = coco.imgs[img.cocoid]
             objects = [
                 (names[a["category_id"]], tuple(a["bbox"]))
-                for a in coco.imgToAnns.get(img["cocoid"], [])
+                for a in coco.imgToAnns.get(img.cocoid, [])
             ]
-            r = choose(candidate_removals(objects, info["width"], info["height"]), img["cocoid"])
+            r = choose(candidate_removals(objects, info["width"], info["height"]), img.cocoid)
             if r is not None:
-                queries.append(make_query(img["cocoid"], f"{filepath}/{img['filename']}", r))
+                queries.append(make_query(img.cocoid, f"{filepath}/{img.filename}", r))
     return queries
 
 
@@ -194,8 +199,8 @@ def _flickr_mentions(root: Path, classes: Sequence[str]):
     index = {c: i for i, c in enumerate(classes)}
     cache: dict[str, list[tuple[list[str], set[int]]]] = {}
 
-    def mentions(img: dict[str, Any], j: int, sent: dict[str, Any]) -> list[int]:
-        stem = Path(img["filename"]).stem
+    def mentions(img: KarpathyEntry, j: int, sent: KarpathySentence) -> list[int]:
+        stem = Path(img.filename).stem
         if stem not in cache:
             cache[stem] = [
                 (tokens(text), {index[t] for _, ts in ph for t in ts if t in index})
@@ -204,7 +209,7 @@ def _flickr_mentions(root: Path, classes: Sequence[str]):
         entries = cache[stem]
         # Entities lists an image's captions in the Karpathy order; match by tokens first so a
         # reordered or shortened file cannot shift mentions onto the wrong caption.
-        toks = tokens(sent["raw"])
+        toks = tokens(sent.raw)
         for t, m in entries:
             if t == toks:
                 return sorted(m)
@@ -213,11 +218,11 @@ def _flickr_mentions(root: Path, classes: Sequence[str]):
     return mentions
 
 
-def flickr_queries(dataset: dict[str, Any], root: Path, classes: Sequence[str], split: str = "test") -> list[Query]:
+def flickr_queries(dataset: list[KarpathyEntry], root: Path, classes: Sequence[str], split: str = "test") -> list[Query]:
     wanted = set(classes)
     queries: list[Query] = []
-    for img in tqdm([i for i in dataset["images"] if i["split"] == split], desc="removals", unit="img"):
-        stem = Path(img["filename"]).stem
+    for img in tqdm([i for i in dataset if i.split == split], desc="removals", unit="img"):
+        stem = Path(img.filename).stem
         xml = root / "Annotations" / f"{stem}.xml"
         if not xml.exists():
             continue
@@ -230,7 +235,7 @@ def flickr_queries(dataset: dict[str, Any], root: Path, classes: Sequence[str], 
         image_id = stem  # the Flickr30k image id is the file stem
         r = choose(candidate_removals(objects, width, height), image_id)
         if r is not None:
-            queries.append(make_query(image_id, img["filename"], r))
+            queries.append(make_query(image_id, img.filename, r))
     return queries
 
 

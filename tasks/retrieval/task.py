@@ -15,18 +15,18 @@ from vlbench.ground_truth import GroundTruthFiles, prepare_target
 from vlbench.item_table import ItemTable
 from vlbench.source_check import check_source
 from vlbench.task_type import Structure, TaskScores, TaskType
+from vlbench.tasks.karpathy import (
+    check_karpathy,
+    load_karpathy,
+    source_description,
+    source_sha256,
+)
 from vlbench.tasks.ranked_lists import ID_TYPES, RankedListSpec, dict_rows_of, parse_ranked_lists
 from vlbench.tasks.retrieval.ground_truth import (
     RetrievalGroundTruth,
     build_ground_truth,
     read_ground_truth,
     write_ground_truth,
-)
-from vlbench.tasks.retrieval.karpathy import (
-    check_karpathy,
-    load_karpathy,
-    source_description,
-    source_sha256,
 )
 from vlbench.tasks.retrieval.metrics import KS, image_to_text_hits, rsum, text_to_image_hits
 
