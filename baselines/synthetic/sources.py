@@ -4,7 +4,6 @@ the mini world (its own scenes), COCO (Karpathy split + instances) and Flickr30k
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,7 +114,7 @@ def _coco_sources(data_dir: Path, image_root: Path | None, benchmark_id: str) ->
 
 def _flickr_sources(data_dir: Path, image_root: Path | None, benchmark_id: str) -> list[SourceImage]:
     from vlbench.tasks.decorrelated.mentions import FLICKR_CLASSES
-    from vlbench.tasks.decorrelated.prepare import flickr_sentences, parse_entities_boxes
+    from vlbench.tasks.decorrelated.prepare import flickr_objects
 
     if image_root is None:
         raise UsageError("synthetic pairs for Flickr30k need --set image_root=DIR (the flickr30k-images folder)")
@@ -126,36 +125,16 @@ def _flickr_sources(data_dir: Path, image_root: Path | None, benchmark_id: str) 
             f"synthetic pairs for Flickr30k need Flickr30k Entities (Annotations/, Sentences/) in {root}: copy the "
             f"folder that `vlbench data prepare flickr30k-1k-decorrelated --source DIR` reads there"
         )
-    wanted = set(FLICKR_CLASSES)
     out = []
     for img in dataset:
         if img.split != "train":
             continue
         stem = Path(img.filename).stem
-        xml = root / "Annotations" / f"{stem}.xml"
-        if not xml.exists():
+        found = flickr_objects(root, stem, FLICKR_CLASSES)
+        if found is None:
             continue
-        sentences = flickr_sentences(root, stem)
-        types: dict[str, set[str]] = {}
-        for _, entity_phrases in sentences:
-            for eid, ts in entity_phrases:
-                types.setdefault(eid, set()).update(t for t in ts if t in wanted)
-        width, height, boxes = parse_entities_boxes(xml.read_text(encoding="utf-8"))
-        objects = [(t, box) for eid, box in boxes for t in sorted(types.get(eid, ()))]
-        spans = [_entity_spans(line_phrases, types) for line_phrases in _raw_entity_phrases(root, stem)]
-        texts = [text for text, _ in sentences]
-        out.append(SourceImage(stem, image_root / img.filename, width, height, texts, objects, spans))
+        spans = [[(p.text, tuple(sorted(found.chain_classes.get(p.phrase_id, ())))) for p in sentence.phrases]
+                 for sentence in found.sentences]
+        texts = [sentence.text for sentence in found.sentences]
+        out.append(SourceImage(stem, image_root / img.filename, found.width, found.height, texts, found.objects, spans))
     return out
-
-
-_ENTITY = re.compile(r"\[/EN#(\d+)((?:/[^\s\]]+)*)\s+([^\]]*)\]")
-
-
-def _raw_entity_phrases(root: Path, stem: str) -> list[list[tuple[str, str]]]:
-    path = root / "Sentences" / f"{stem}.txt"
-    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()] if path.exists() else []
-    return [[(m.group(1), m.group(3)) for m in _ENTITY.finditer(ln)] for ln in lines]
-
-
-def _entity_spans(phrases: list[tuple[str, str]], types: dict[str, set[str]]) -> list[tuple[str, tuple[str, ...]]]:
-    return [(text, tuple(sorted(types.get(eid, ())))) for eid, text in phrases]

@@ -1,5 +1,6 @@
 """Build the query manifest from official formats: COCO instances + Karpathy split, Flickr30k
-Entities + Karpathy split, and the bundled mini world.
+Entities + Karpathy split (read by `vlbench.tasks.karpathy` and `vlbench.tasks.flickr30k_entities`),
+and the bundled mini world.
 
 Query selection: for every test image with objects of at least two classes, `candidate_removals`
 lists the accepted removals (one per target class, same removed set merged); one is chosen per
@@ -11,9 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,12 @@ from vlbench.tasks.decorrelated.removal import (
     BoxXYWH,
     Removal,
     candidate_removals,
+)
+from vlbench.tasks.flickr30k_entities import (
+    Sentence,
+    parse_annotation,
+    parse_sentence_line,
+    read_sentences,
 )
 from vlbench.tasks.karpathy import KarpathyEntry, KarpathySentence, read_karpathy
 
@@ -157,31 +163,23 @@ def prepare_coco(benchmark_id: str, source: Path, force: bool = False) -> dict[s
 
 # --- Flickr30k Entities -------------------------------------------------------------------------
 
-_PHRASE = re.compile(r"\[/EN#(\d+)((?:/[^\s\]]+)*)\s+([^\]]*)\]")
+def _phrases(sentence: Sentence) -> list[tuple[str, list[str]]]:
+    return [(p.phrase_id, [t for t in p.types if t]) for p in sentence.phrases]
 
 
 def parse_entities_sentence(line: str) -> tuple[str, list[tuple[str, list[str]]]]:
     """(plain text, [(entity id, types)]) of one Flickr30k Entities sentence line."""
-    phrases = [(m.group(1), [t for t in m.group(2).split("/") if t]) for m in _PHRASE.finditer(line)]
-    return _PHRASE.sub(lambda m: m.group(3), line).strip(), phrases
+    sentence = parse_sentence_line(line)
+    return sentence.text, _phrases(sentence)
 
 
 def parse_entities_boxes(xml_text: str) -> tuple[int, int, list[tuple[str, BoxXYWH]]]:
     """(width, height, [(entity id, box)]) from an Annotations/<id>.xml file. Flickr30k Entities
     boxes are inclusive pixel corners; [x, y, w, h] is [xmin, ymin, xmax - xmin + 1, ...]."""
-    root = ET.fromstring(xml_text)
-    size = root.find("size")
-    width = int(size.findtext("width"))  # type: ignore[union-attr, arg-type]
-    height = int(size.findtext("height"))  # type: ignore[union-attr, arg-type]
-    out: list[tuple[str, BoxXYWH]] = []
-    for obj in root.iter("object"):
-        box = obj.find("bndbox")
-        if box is None:
-            continue
-        x0, y0, x1, y1 = (float(box.findtext(k)) for k in ("xmin", "ymin", "xmax", "ymax"))  # type: ignore[arg-type]
-        for name in obj.findall("name"):
-            out.append((name.text or "", (x0, y0, x1 - x0 + 1, y1 - y0 + 1)))
-    return width, height, out
+    ann = parse_annotation(xml_text)
+    return ann.width, ann.height, [
+        (chain, (float(x0), float(y0), float(x1 - x0 + 1), float(y1 - y0 + 1))) for chain, (x0, y0, x1, y1) in ann.objects
+    ]
 
 
 def _entities_root(source: Path) -> Path:
@@ -189,10 +187,35 @@ def _entities_root(source: Path) -> Path:
 
 
 def flickr_sentences(root: Path, image_stem: str) -> list[tuple[str, list[tuple[str, list[str]]]]]:
-    path = root / "Sentences" / f"{image_stem}.txt"
-    if not path.exists():
-        return []
-    return [parse_entities_sentence(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [(sentence.text, _phrases(sentence)) for sentence in read_sentences(root, image_stem)]
+
+
+@dataclass(frozen=True)
+class FlickrObjects:
+    """An image's boxes labelled with the classes their chains' phrases name (a box whose chain
+    names several classes counts once per class), and its captions."""
+
+    width: int
+    height: int
+    objects: list[tuple[str, BoxXYWH]]
+    sentences: list[Sentence]
+    chain_classes: dict[str, set[str]]  # chain id -> the wanted classes its phrases name
+
+
+def flickr_objects(root: Path, image_stem: str, classes: Iterable[str]) -> FlickrObjects | None:
+    """None when the image has no Annotations file."""
+    xml = root / "Annotations" / f"{image_stem}.xml"
+    if not xml.exists():
+        return None
+    wanted = set(classes)
+    sentences = read_sentences(root, image_stem)
+    types: dict[str, set[str]] = {}
+    for sentence in sentences:
+        for eid, ts in _phrases(sentence):
+            types.setdefault(eid, set()).update(t for t in ts if t in wanted)
+    width, height, boxes = parse_entities_boxes(xml.read_text(encoding="utf-8"))
+    objects = [(t, box) for eid, box in boxes for t in sorted(types.get(eid, ()))]
+    return FlickrObjects(width, height, objects, sentences, types)
 
 
 def _flickr_mentions(root: Path, classes: Sequence[str]):
@@ -219,21 +242,14 @@ def _flickr_mentions(root: Path, classes: Sequence[str]):
 
 
 def flickr_queries(dataset: list[KarpathyEntry], root: Path, classes: Sequence[str], split: str = "test") -> list[Query]:
-    wanted = set(classes)
     queries: list[Query] = []
     for img in tqdm([i for i in dataset if i.split == split], desc="removals", unit="img"):
         stem = Path(img.filename).stem
-        xml = root / "Annotations" / f"{stem}.xml"
-        if not xml.exists():
+        found = flickr_objects(root, stem, classes)
+        if found is None:
             continue
-        types: dict[str, set[str]] = {}
-        for _, phrases in flickr_sentences(root, stem):
-            for eid, ts in phrases:
-                types.setdefault(eid, set()).update(t for t in ts if t in wanted)
-        width, height, boxes = parse_entities_boxes(xml.read_text(encoding="utf-8"))
-        objects = [(t, box) for eid, box in boxes for t in sorted(types.get(eid, ()))]
         image_id = stem  # the Flickr30k image id is the file stem
-        r = choose(candidate_removals(objects, width, height), image_id)
+        r = choose(candidate_removals(found.objects, found.width, found.height), image_id)
         if r is not None:
             queries.append(make_query(image_id, img.filename, r))
     return queries

@@ -13,7 +13,8 @@ from PIL import Image
 from pycocotools import mask as mask_utils
 from pycocotools.coco import COCO
 
-from vlbench.tasks.grounding.loaders import build_ground_truth, parse_annotation, parse_sentences
+from vlbench.tasks.flickr30k_entities import parse_annotation, parse_sentences
+from vlbench.tasks.grounding.loaders import build_ground_truth
 from vlbench.tasks.karpathy import parse_karpathy
 from vlbench.tasks.mini.build import SPLITS, iter_scenes
 from vlbench.tasks.mini.scene import OBJECT_COLOURS, render
