@@ -183,7 +183,7 @@ def _rerender(p: Planned) -> Any:
     """The mini world's exact image without the removed shapes (what its test queries use)."""
     from PIL import Image
 
-    from vlbench.tasks.mini.scene import render_scene
+    from vlbench.tasks.mini.render import render_scene
 
     world = p.source.mini_world
     scene = _mini_scene(int(p.source.image_id), world) if world and p.source.image_id.isdigit() else None

@@ -17,7 +17,8 @@ from vlbench.tasks.flickr30k_entities import parse_annotation, parse_sentences
 from vlbench.tasks.grounding.loaders import build_ground_truth
 from vlbench.tasks.karpathy import parse_karpathy
 from vlbench.tasks.mini.build import SPLITS, iter_scenes
-from vlbench.tasks.mini.scene import OBJECT_COLOURS, render
+from vlbench.tasks.mini.render import render
+from vlbench.tasks.mini.scene import OBJECT_COLOURS
 from vlbench.tasks.mini.world import CLASS_WORDS, CLASSES, ENTITY_TYPES, SCENE_TYPE, class_of_word
 
 
