@@ -122,15 +122,9 @@ def run_pycoco(cands, refs):
 
 def run_vlbench(cands, refs):
     t = {}
-    flat_refs = [r for rs in refs for r in rs]
 
     def fast_part():
-        tok, n_rare = tokenize(cands + flat_refs, pycoco_successors([cands, flat_refs]))
-        n = len(cands)
-        tc, tr, pos = tok[:n], [], n
-        for rs in refs:
-            tr.append(tok[pos : pos + len(rs)])
-            pos += len(rs)
+        tc, tr, n_rare = ptb_tokenized(cands, refs)
         corpus = Corpus.build(tc, tr)
         stats = bleu_stats(corpus)
         cd, c = cider_scores(corpus)
@@ -157,21 +151,22 @@ def run_vlbench(cands, refs):
     return t, {"bleu": bleu, "rouge": rouge, "cider_d": cider_d, "meteor": met, "n_rare": n_rare, "full": full}
 
 
-def ptb_tokenized(cands: list[str], refs: list[list[str]]) -> tuple[list[str], list[list[str]]]:
-    """Candidates and references PTB-tokenized as pycocoevalcap tokenizes them, split back per image."""
+def ptb_tokenized(cands: list[str], refs: list[list[str]]) -> tuple[list[str], list[list[str]], int]:
+    """Candidates and references PTB-tokenized as pycocoevalcap tokenizes them, split back per image,
+    and how many captions took the rare-shape lexer."""
     flat_refs = [r for rs in refs for r in rs]
-    tok, _ = tokenize(cands + flat_refs, pycoco_successors([cands, flat_refs]))
+    tok, n_rare = tokenize(cands + flat_refs, pycoco_successors([cands, flat_refs]))
     n = len(cands)
     tc, tr, pos = tok[:n], [], n
     for rs in refs:
         tr.append(tok[pos : pos + len(rs)])
         pos += len(rs)
-    return tc, tr
+    return tc, tr, n_rare
 
 
 def meteor_cold(cands, refs) -> tuple[float, float]:
     """METEOR with an empty index cache: (index build seconds, whole first run seconds)."""
-    tc, tr = ptb_tokenized(cands, refs)
+    tc, tr, _ = ptb_tokenized(cands, refs)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         with MeteorProcess(cache=Path(tmp), backend="jar") as p:
@@ -231,7 +226,7 @@ def bench_meteor_processes(cands: list[str], refs: list[list[str]], repeats: int
     vlbench's jar path, warm (index cached) and cold (first run on a machine: index built)."""
     from vlbench.tasks.captioning import paraphrase
 
-    tc, tr = ptb_tokenized(cands, refs)
+    tc, tr, _ = ptb_tokenized(cands, refs)
     warm_cache = paraphrase.cache_root()
     MeteorProcess(backend="python").start().close()  # the index exists in the user's cache (not timed)
     rows: dict[str, list[tuple[float, float, float]]] = {}

@@ -346,6 +346,9 @@ class Aligner:
                 cov2[m[0] + k] += 1
 
         t1, t2 = tuple(w1), tuple(w2)
+        # Two loops that mirror each other on purpose: the jar runs the reference-side pass to the
+        # end before the hypothesis-side one, and that order of `add` calls is what makes the match
+        # lists (hence the beam search) equal to the jar's; one merged loop would hide it.
         for j in range(n2):
             if w2[j] not in root:
                 continue

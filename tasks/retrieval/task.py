@@ -35,37 +35,31 @@ PREFIX = {"image_to_text": "i2t", "text_to_image": "t2i"}
 
 
 def ranked_list_specs(gt: RetrievalGroundTruth, k: int) -> dict[str, RankedListSpec]:
-    folded = gt.folds > 1
+    # With folds (COCO 1K), each direction drops the gallery items outside its query's fold.
+    folds = (gt.image_fold, gt.caption_fold) if gt.folds > 1 else (None, None)
     return {
-        "image_to_text": RankedListSpec(
-            section="image_to_text",
-            query_ids=gt.images,
-            rows_of=dict_rows_of(gt.caption_index),
-            k=k,
-            metric=f"R@{k}",
-            query_noun="test image",
-            item_noun="caption",
-            gallery_name="this benchmark's test split",
-            unknown_item_hint="rank only the benchmark's test captions (vlbench tasks; see the README)",
-            unknown_query_hint="keys of image_to_text are the image ids of the test split",
-            query_fold=gt.image_fold if folded else None,
-            gallery_fold=gt.caption_fold if folded else None,
-        ),
-        "text_to_image": RankedListSpec(
-            section="text_to_image",
-            query_ids=gt.captions,
-            rows_of=dict_rows_of(gt.image_index),
-            k=k,
-            metric=f"R@{k}",
-            query_noun="test caption",
-            item_noun="image",
-            gallery_name="this benchmark's test split",
-            unknown_item_hint="rank only the benchmark's test images (vlbench tasks; see the README)",
-            unknown_query_hint="keys of text_to_image are the caption ids of the test split",
-            query_fold=gt.caption_fold if folded else None,
-            gallery_fold=gt.image_fold if folded else None,
-        ),
+        "image_to_text": _direction_spec("image_to_text", gt.images, gt.caption_index, k, "image", "caption", *folds),
+        "text_to_image": _direction_spec("text_to_image", gt.captions, gt.image_index, k, "caption", "image",
+                                         *reversed(folds)),
     }
+
+
+def _direction_spec(section: str, query_ids: list[str], gallery_index: dict[Any, int], k: int, query: str,
+                    item: str, query_fold: np.ndarray | None, gallery_fold: np.ndarray | None) -> RankedListSpec:
+    return RankedListSpec(
+        section=section,
+        query_ids=query_ids,
+        rows_of=dict_rows_of(gallery_index),
+        k=k,
+        metric=f"R@{k}",
+        query_noun=f"test {query}",
+        item_noun=item,
+        gallery_name="this benchmark's test split",
+        unknown_item_hint=f"rank only the benchmark's test {item}s (vlbench tasks; see the README)",
+        unknown_query_hint=f"keys of {section} are the {query} ids of the test split",
+        query_fold=query_fold,
+        gallery_fold=gallery_fold,
+    )
 
 
 class RetrievalTask(TaskType):
