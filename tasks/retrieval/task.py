@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,12 @@ from vlbench.tasks.karpathy import (
     source_description,
     source_sha256,
 )
-from vlbench.tasks.ranked_lists import ID_TYPES, RankedListSpec, dict_rows_of, parse_ranked_lists
+from vlbench.tasks.ranked_lists import (
+    RankedListSpec,
+    dict_rows_of,
+    parse_ranked_lists,
+    sections_conform,
+)
 from vlbench.tasks.retrieval.ground_truth import (
     RetrievalGroundTruth,
     build_ground_truth,
@@ -70,19 +74,7 @@ class RetrievalTask(TaskType):
         return read_ground_truth(files.paths["ground_truth"], folds=benchmark.option("folds", 1))
 
     def fast_structure(self, predictions: Any, benchmark: Benchmark) -> Structure:
-        # Equivalent to the schema for valid documents, and much faster on 30,000 lists.
-        if type(predictions) is not dict or set(predictions) != set(DIRECTIONS):
-            return Structure(False)
-        for direction in DIRECTIONS:
-            section = predictions[direction]
-            if type(section) is not dict:
-                return Structure(False)
-            lists = section.values()
-            if not all(type(v) is list for v in lists):
-                return Structure(False)
-            if not set(map(type, chain.from_iterable(lists))) <= ID_TYPES:
-                return Structure(False)
-        return Structure(True)
+        return Structure(sections_conform(predictions, DIRECTIONS))
 
     def check(
         self, predictions: Any, ground_truth: RetrievalGroundTruth, benchmark: Benchmark, issues: IssueList,
