@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vlbench.tasks.captioning.metrics import CIDER_D_SCALE, CIDER_SIGMA, MAX_N
+from vlbench.tasks.captioning.cider import CIDER_D_SCALE, CIDER_SIGMA
+from vlbench.tasks.captioning.corpus import MAX_N
 from vlbench.tasks.captioning.ptb import fast_tokenize_many
 
 Gram = tuple[str, ...]

@@ -23,7 +23,7 @@ from vlbench.errors import UsageError
 from vlbench.ground_truth import default_data_dir, locate_ground_truth
 from vlbench.jsonio import current_umask
 from vlbench.registry import registry
-from vlbench.tasks.retrieval.karpathy import KarpathyImage, load_karpathy, parse_karpathy
+from vlbench.tasks.karpathy import KarpathyImage, karpathy_images, load_karpathy, read_karpathy
 
 from .config import RecipeConfig
 
@@ -159,11 +159,11 @@ def load_source(benchmark: Benchmark, config: RecipeConfig, data_dir: Path | Non
             )
         image_root = Path(config.image_root)
         query_root = Path(config.query_image_root) if config.query_image_root else None
-    doc = load_karpathy(karpathy_path, name)
-    images = parse_karpathy(doc)
+    entries = read_karpathy(load_karpathy(karpathy_path, name))
+    images = karpathy_images(entries)
     relative = {
-        img.id: str(Path(str(entry.get("filepath", ""))) / img.filename)
-        for img, entry in zip(images, doc["images"], strict=True)
+        img.id: str(Path(str("" if entry.filepath is None else entry.filepath)) / img.filename)
+        for img, entry in zip(images, entries, strict=True)
     }
     return Source(family, images, image_root, query_root, world, relative, mini_world_name(benchmark))
 
@@ -219,12 +219,10 @@ class RetrievalInputs:
 
 def retrieval_inputs(benchmark: Benchmark, source: Source, data_dir: Path | None) -> RetrievalInputs:
     """The test images and captions, in the ground truth's order."""
-    gt = locate_ground_truth(benchmark, data_dir)
-    doc = json.loads(Path(gt.paths[benchmark.files[0].name]).read_text())
+    gt = ground_truth(benchmark, data_dir)
     by_image = {img.id: img for img in source.karpathy}
-    text = {c.id: c.raw for img in source.karpathy for c in img.captions}
-    image_ids = [str(i) for i in doc["images"]]
-    caption_ids = [str(c) for c in doc["captions"]]
+    text = _caption_texts(source)
+    image_ids, caption_ids = list(gt.images), list(gt.captions)
     unknown = [i for i in image_ids if i not in by_image] + [c for c in caption_ids if c not in text]
     if unknown:
         raise UsageError(f"the Karpathy file does not match {benchmark.id}'s ground truth: {len(unknown)} ids missing, e.g. {unknown[0]}")
@@ -242,23 +240,25 @@ class DecorrelatedInputs:
 
 
 def decorrelated_inputs(benchmark: Benchmark, source: Source, data_dir: Path | None) -> DecorrelatedInputs:
-    gt = locate_ground_truth(benchmark, data_dir)
-    doc = json.loads(Path(gt.paths[benchmark.files[0].name]).read_text())
+    gt = ground_truth(benchmark, data_dir)
     if source.query_image_root is None:
         raise UsageError(
             f"{benchmark.id} needs its query images (the test images with classes removed): make them with "
             "`python -m vlbench.tasks.decorrelated.fill MANIFEST --source IMAGES --out DIR` and pass "
             "--set query_image_root=DIR"
         )
-    text = {c.id: c.raw for img in source.karpathy for c in img.captions}
-    gallery_ids = [str(c) for c in doc["gallery"]["caption_ids"]]
+    text = _caption_texts(source)
+    gallery_ids = gt.caption_index.ids()
     missing = [c for c in gallery_ids if c not in text]
     if missing:
         raise UsageError(f"the Karpathy file lacks {len(missing)} gallery captions of {benchmark.id}, e.g. {missing[0]}")
-    queries = doc["queries"]
-    paths = [source.query_image_root / q["file_name"] for q in queries]
+    paths = [source.query_image_root / name for name in gt.query_files]
     _require_files(paths, "query images", "query_image_root")
-    return DecorrelatedInputs([str(q["id"]) for q in queries], paths, gallery_ids, [text[c] for c in gallery_ids])
+    return DecorrelatedInputs([str(q) for q in gt.query_ids], paths, gallery_ids, [text[c] for c in gallery_ids])
+
+
+def _caption_texts(source: Source) -> dict[str, str]:
+    return {c.id: c.raw for img in source.karpathy for c in img.captions}
 
 
 def _require_files(paths: list[Path], what: str, key: str) -> None:

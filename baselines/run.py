@@ -108,7 +108,8 @@ def run_recipe(
         n_synthetic = 0
         if recipe.synthetic and config.synthetic_ratio > 0:
             from .data import Pair
-            from .synthetic import build_synthetic_pairs, load_sources
+            from .synthetic.build import build_synthetic_pairs
+            from .synthetic.sources import load_sources
 
             # D' is shared by every run with the same parameters: cache it with the data.
             base = data or _default_data()

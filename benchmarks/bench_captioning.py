@@ -35,16 +35,20 @@ from pathlib import Path
 
 import numpy as np
 
-from vlbench.tasks.captioning import metrics as M
+from vlbench.tasks.captioning.bleu import bleu_stats, corpus_bleu
+from vlbench.tasks.captioning.cider import cider_scores
+from vlbench.tasks.captioning.corpus import Corpus
 from vlbench.tasks.captioning.loaders import References
 from vlbench.tasks.captioning.meteor import MeteorProcess
+from vlbench.tasks.captioning.meteor_stats import meteor_aggregate, meteor_from_stats
 from vlbench.tasks.captioning.ptb import (
     fast_tokenize_many,
     jar_tokenize,
     pycoco_successors,
     tokenize,
 )
-from vlbench.tasks.captioning.task import score_captions
+from vlbench.tasks.captioning.rouge import rouge_l
+from vlbench.tasks.captioning.scoring import score_captions
 
 SYLLABLES = ["ba", "be", "bi", "bo", "bu", "ca", "co", "da", "de", "di", "do", "fa", "fe", "fi", "ga", "go", "ha", "he", "hi", "ja", "ka", "ke", "ki", "la", "le", "li", "lo", "ma", "me", "mi", "mo", "na", "ne", "ni", "no", "pa", "pe", "pi", "po", "ra", "re", "ri", "ro", "sa", "se", "si", "so", "ta", "te", "ti", "to", "va", "ve", "vi", "wa", "we"]
 
@@ -118,19 +122,13 @@ def run_pycoco(cands, refs):
 
 def run_vlbench(cands, refs):
     t = {}
-    flat_refs = [r for rs in refs for r in rs]
 
     def fast_part():
-        tok, n_rare = tokenize(cands + flat_refs, pycoco_successors([cands, flat_refs]))
-        n = len(cands)
-        tc, tr, pos = tok[:n], [], n
-        for rs in refs:
-            tr.append(tok[pos : pos + len(rs)])
-            pos += len(rs)
-        corpus = M.Corpus.build(tc, tr)
-        stats = M.bleu_stats(corpus)
-        cd, c = M.cider_scores(corpus)
-        return tc, tr, n_rare, M.corpus_bleu(stats), M.rouge_l(tc, tr, corpus=corpus), cd, c
+        tc, tr, n_rare = ptb_tokenized(cands, refs)
+        corpus = Corpus.build(tc, tr)
+        stats = bleu_stats(corpus)
+        cd, c = cider_scores(corpus)
+        return tc, tr, n_rare, corpus_bleu(stats), rouge_l(tc, tr, corpus=corpus), cd, c
 
     t["tokenize+BLEU+ROUGE-L+CIDEr-D+CIDEr"], (tc, tr, n_rare, bleu, rouge, cider_d, _) = timed(fast_part)
 
@@ -142,7 +140,7 @@ def run_vlbench(cands, refs):
 
     # METEOR in Python (the default), index already built ("warm")
     t["METEOR"], met_stats = timed(meteor)
-    met = float(M.meteor_from_stats(M.meteor_aggregate(met_stats)))
+    met = float(meteor_from_stats(meteor_aggregate(met_stats)))
     # the jar with the filtered table, and with the whole table: identical statistics
     t["METEOR jar"], jar_stats = timed(lambda: meteor(backend="jar"))
     t["METEOR plain"], plain_stats = timed(lambda: meteor(backend="jar", filtered=False))
@@ -153,21 +151,22 @@ def run_vlbench(cands, refs):
     return t, {"bleu": bleu, "rouge": rouge, "cider_d": cider_d, "meteor": met, "n_rare": n_rare, "full": full}
 
 
-def ptb_tokenized(cands: list[str], refs: list[list[str]]) -> tuple[list[str], list[list[str]]]:
-    """Candidates and references PTB-tokenized as pycocoevalcap tokenizes them, split back per image."""
+def ptb_tokenized(cands: list[str], refs: list[list[str]]) -> tuple[list[str], list[list[str]], int]:
+    """Candidates and references PTB-tokenized as pycocoevalcap tokenizes them, split back per image,
+    and how many captions took the rare-shape lexer."""
     flat_refs = [r for rs in refs for r in rs]
-    tok, _ = tokenize(cands + flat_refs, pycoco_successors([cands, flat_refs]))
+    tok, n_rare = tokenize(cands + flat_refs, pycoco_successors([cands, flat_refs]))
     n = len(cands)
     tc, tr, pos = tok[:n], [], n
     for rs in refs:
         tr.append(tok[pos : pos + len(rs)])
         pos += len(rs)
-    return tc, tr
+    return tc, tr, n_rare
 
 
 def meteor_cold(cands, refs) -> tuple[float, float]:
     """METEOR with an empty index cache: (index build seconds, whole first run seconds)."""
-    tc, tr = ptb_tokenized(cands, refs)
+    tc, tr, _ = ptb_tokenized(cands, refs)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         with MeteorProcess(cache=Path(tmp), backend="jar") as p:
@@ -189,11 +188,15 @@ if mode == "pycocoevalcap":
     score, _ = m.compute_score({i: rs for i, rs in enumerate(tr)}, {i: [c] for i, c in enumerate(tc)})
     del m
 else:
-    from vlbench.tasks.captioning import metrics as M
+    from vlbench.tasks.captioning.bleu import bleu_stats, corpus_bleu
+    from vlbench.tasks.captioning.cider import cider_scores
+    from vlbench.tasks.captioning.corpus import Corpus
+    from vlbench.tasks.captioning.meteor_stats import meteor_aggregate, meteor_from_stats
+    from vlbench.tasks.captioning.rouge import rouge_l
     from vlbench.tasks.captioning.meteor import MeteorProcess
     with MeteorProcess(backend=mode) as p:
         st = p.stats(tc, tr)
-    score = float(M.meteor_from_stats(M.meteor_aggregate(st)))
+    score = float(meteor_from_stats(meteor_aggregate(st)))
 print(json.dumps({"score": score}))
 """
 
@@ -223,7 +226,7 @@ def bench_meteor_processes(cands: list[str], refs: list[list[str]], repeats: int
     vlbench's jar path, warm (index cached) and cold (first run on a machine: index built)."""
     from vlbench.tasks.captioning import paraphrase
 
-    tc, tr = ptb_tokenized(cands, refs)
+    tc, tr, _ = ptb_tokenized(cands, refs)
     warm_cache = paraphrase.cache_root()
     MeteorProcess(backend="python").start().close()  # the index exists in the user's cache (not timed)
     rows: dict[str, list[tuple[float, float, float]]] = {}

@@ -9,7 +9,7 @@
    Goals on one H100: at least 3,300 pairs/s (NVIDIA NeMo's CLIP B/32 figure per H100), stretch
    4,500 (about 20% MFU). Sources: ../shared/reference/gpu_anchors.md.
 2. The decorrelated task's inpainting fill (`tasks/decorrelated/fill.py: inpaint_batch`, the fill
-   `baselines/synthetic.py` uses for D') at 512 px: images/s in the default mode (25 steps) and in a
+   `baselines/synthetic/build.py` uses for D') at 512 px: images/s in the default mode (25 steps) and in a
    fast mode (fewer steps, larger batches). Goals: at least 5 images/s, fast mode 20.
 
     python benchmarks/bench_train.py                       # GPU: the figures the goals are about

@@ -4,10 +4,9 @@ Formats read (detected from the content):
 * COCO captions annotations (`captions_val2014.json`): `{"images": [...], "annotations":
   [{"image_id", "caption"}, ...]}`, read with pycocotools. Images listed without any caption
   are an error; without an "images" list, the images are those the annotations name.
-* Karpathy split json (`dataset_coco.json`, `dataset_flickr30k.json`): `{"images": [{"split",
-  "sentences": [{"raw"}], "cocoid" | "filename" | "imgid"}]}`; the `test` split is used (all
-  images when the file has no split field). Image id: `cocoid`, else the file name's digits,
-  else `imgid`.
+* Karpathy split json (`dataset_coco.json`, `dataset_flickr30k.json`), read by
+  `vlbench.tasks.karpathy`: the `test` split is used (all images when the file has no split
+  field); image id: `KarpathyEntry.numeric_image_id` (the ids COCO caption files use).
 * The compact file written by `prepare`: `{"vlbench_references": 1, "images": [[id, [caption,
   ...]], ...]}`.
 """
@@ -17,13 +16,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
 from vlbench.errors import UsageError
+from vlbench.tasks.karpathy import KarpathySentence, read_karpathy
 
 ImageId = Union[int, str]  # a runtime alias: Union, not |, for Python 3.9
 COMPACT_KEY = "vlbench_references"
@@ -104,32 +103,24 @@ def from_coco_captions(data: Mapping[str, Any], where: str = "COCO captions", im
     return References(ids, caps, "coco")
 
 
-_DIGITS = re.compile(r"(\d+)")
-
-
-def karpathy_image_id(img: Mapping[str, Any]) -> ImageId:
-    if "cocoid" in img:
-        return img["cocoid"]
-    name = img.get("filename")
-    if isinstance(name, str):
-        m = _DIGITS.search(Path(name).stem)
-        if m and m.group(1) == Path(name).stem.split("_")[-1]:
-            return int(m.group(1))
-    return img["imgid"]
-
-
 def karpathy_test_ids(data: Mapping[str, Any], split: str = "test") -> list[ImageId]:
-    return [karpathy_image_id(img) for img in data["images"] if img.get("split") == split]
+    return [entry.numeric_image_id for entry in read_karpathy(data) if entry.split == split]
 
 
 def from_karpathy(data: Mapping[str, Any], split: str = "test", where: str = "Karpathy json") -> References:
-    images = data["images"]
-    if any("split" in img for img in images):
-        images = [img for img in images if img.get("split") == split]
-    ids = [karpathy_image_id(img) for img in images]
-    caps = [[s["raw"] for s in img.get("sentences", [])] for img in images]
+    entries = read_karpathy(data)
+    if any(entry.split is not None for entry in entries):
+        entries = [entry for entry in entries if entry.split == split]
+    ids = [entry.numeric_image_id for entry in entries]
+    caps = [[_raw(s) for s in entry.sentences] for entry in entries]
     _check_captions(ids, caps, where)
     return References(ids, caps, "karpathy")
+
+
+def _raw(sentence: KarpathySentence) -> Any:
+    if sentence.raw is None:
+        raise KeyError("raw")  # `load_references` reports it as a malformed file
+    return sentence.raw
 
 
 def from_compact(data: Mapping[str, Any], where: str = "references") -> References:

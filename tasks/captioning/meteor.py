@@ -36,7 +36,7 @@ import numpy as np
 from vlbench.tasks.captioning import paraphrase
 from vlbench.tasks.captioning.java import JavaUnavailable, java_command, meteor_jar
 from vlbench.tasks.captioning.meteor_python import PythonMeteor
-from vlbench.tasks.captioning.metrics import METEOR_STATS
+from vlbench.tasks.captioning.meteor_stats import METEOR_STATS
 
 # As pycocoevalcap: java -jar -Xmx2G meteor-1.5.jar - - -stdio -l en -norm
 METEOR_ARGS = ["-", "-", "-stdio", "-l", "en", "-norm"]

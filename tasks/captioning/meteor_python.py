@@ -33,6 +33,10 @@ the jar and the paraphrase table that pycocoevalcap installs. What the jar does,
 * Statistics of the best alignment: lengths, function words (`function/english.words`), content
   and function words matched per module on each side, chunks; with several references the first
   one with the strictly highest score (computed as `MeteorScorer.computeMetrics` does) wins.
+
+One module, though long: the matchers, the beam search and the statistics are one algorithm read
+off one bytecode, and their order of operations (which decides jar-equality) is only checkable
+when read together.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from vlbench.tasks.captioning import paraphrase
-from vlbench.tasks.captioning.metrics import (
+from vlbench.tasks.captioning.meteor_stats import (
     METEOR_ALPHA,
     METEOR_BETA,
     METEOR_DELTA,
@@ -342,6 +346,9 @@ class Aligner:
                 cov2[m[0] + k] += 1
 
         t1, t2 = tuple(w1), tuple(w2)
+        # Two loops that mirror each other on purpose: the jar runs the reference-side pass to the
+        # end before the hypothesis-side one, and that order of `add` calls is what makes the match
+        # lists (hence the beam search) equal to the jar's; one merged loop would hide it.
         for j in range(n2):
             if w2[j] not in root:
                 continue

@@ -30,6 +30,10 @@ entry's phrase and paraphrase (`span_keys`: their first and last 8 UTF-8 bytes a
 joined by single spaces, the table's own form; lines that are not in that form are keyed after
 re-joining). A run keys every n-gram (up to the longest table phrase) of its normalised captions
 the same way; a key collision can only keep an extra entry.
+
+One module, though long: the normaliser, the keys and the index decide together which table
+entries can match this run's tokens (the keys must come from exactly the normaliser's tokens, the
+index from exactly the keys); `meteor_python` reads its tokens from the same normaliser.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ def _n(count: int) -> str:
 
 def _karpathy_mismatches(kdata: Any, path: Path | None) -> list[SourceMismatch]:
     from vlbench.jsonio import sha256_file
-    from vlbench.tasks.retrieval.karpathy import check_karpathy
+    from vlbench.tasks.karpathy import check_karpathy
 
     digest = sha256_file(path) if path is not None and path.is_file() else None
     return check_karpathy(kdata, "dataset_coco.json", "test", digest)
@@ -114,7 +114,7 @@ def coco_karpathy_from_hub(repo_id: str, mismatches: list[SourceMismatch] | None
 def coco_karpathy_from_rows(source: str, mismatches: list[SourceMismatch]) -> References:
     """The Karpathy test images' references from a hub dataset's rows (a hub id or a local folder
     laid out as one), held to the official file's counts."""
-    from vlbench.tasks.retrieval.karpathy import load_karpathy_rows
+    from vlbench.tasks.karpathy import load_karpathy_rows
 
     doc = load_karpathy_rows(source, "dataset_coco.json", "test")
     mismatches += _karpathy_mismatches(doc, None)

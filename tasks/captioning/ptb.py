@@ -26,6 +26,9 @@ Line separators: the jar splits lines on \\r, \\u2028, \\u2029, \\x0b, \\x0c and
 \\n, so pycocoevalcap (which only replaces \\n) misaligns every later caption. vlbench replaces all
 of them with a space before tokenizing (the same treatment pycocoevalcap gives \\n), on all
 paths, and checks that the jar returns exactly one line per caption.
+
+One module: the fast, bulk and jar paths and the dispatcher share the drop list, the line-break
+cleaning and the successor rule of pycocoevalcap's file, and `tokenize` chooses among them.
 """
 
 from __future__ import annotations

@@ -27,6 +27,10 @@ A period right after a word is the context-dependent case: decided on the chunk'
 lexer keeps it on abbreviations ("st.", "inc.", acronyms "t.v.") whatever follows, on single
 letters unless one of SENTENCE_STARTERS follows capitalised after blanks and line ends, and on
 "no." "nos." "prop." only before a digit at most one blank away.
+
+One module, though long: it is one grammar (openers, core, closers and the period rule decide
+each other's tokens within a chunk), and each rule has to be read next to the others to be checked
+against the jar's answers.
 """
 
 from __future__ import annotations

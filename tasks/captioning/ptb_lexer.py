@@ -32,6 +32,9 @@ JFlex details that matter here:
 
 The jar is the test oracle: `tests/tasks/captioning/test_ptb_lexer.py` compares this module with it
 on captions generated from every macro and rule family.
+
+One module, though long: it is one lexer specification (the macros, the rules in the order JFlex
+tries them, and their actions), kept in `PTBLexer.flex`'s order so it can be read against it.
 """
 
 from __future__ import annotations

@@ -203,6 +203,7 @@ class GroundTruth:
     caption_masks: np.ndarray  # (N, B) packed
     raw: dict[str, Any]
     query_sources: list[str]  # (Q,) the source image of each query, as a string
+    query_files: list[str]  # (Q,) the file name of each query's image
 
 
 def load_manifest(path: Path) -> GroundTruth:
@@ -229,4 +230,5 @@ def load_manifest(path: Path) -> GroundTruth:
         caption_masks=pack_csr(indptr, flat, n),
         raw=doc,
         query_sources=[str(q["source_image_id"]) for q in queries],
+        query_files=[q["file_name"] for q in queries],
     )

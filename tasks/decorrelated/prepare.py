@@ -1,5 +1,6 @@
 """Build the query manifest from official formats: COCO instances + Karpathy split, Flickr30k
-Entities + Karpathy split, and the bundled mini world.
+Entities + Karpathy split (read by `vlbench.tasks.karpathy` and `vlbench.tasks.flickr30k_entities`),
+and the bundled mini world.
 
 Query selection: for every test image with objects of at least two classes, `candidate_removals`
 lists the accepted removals (one per target class, same removed set merged); one is chosen per
@@ -11,9 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,13 @@ from vlbench.tasks.decorrelated.removal import (
     Removal,
     candidate_removals,
 )
+from vlbench.tasks.flickr30k_entities import (
+    Sentence,
+    parse_annotation,
+    parse_sentence_line,
+    read_sentences,
+)
+from vlbench.tasks.karpathy import KarpathyEntry, KarpathySentence, read_karpathy
 
 PARAMS = {"tau1": TAU1, "tau2": TAU2, "tau3": TAU3}
 
@@ -42,15 +49,16 @@ def _find(source: Path, *candidates: str) -> Path:
     raise UsageError(f"{source}: none of {', '.join(candidates)} found")
 
 
-def _checked_karpathy(benchmark_id: str, path: Path, force: bool) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def _checked_karpathy(benchmark_id: str, path: Path, force: bool) -> tuple[list[KarpathyEntry], dict[str, Any] | None]:
     """The Karpathy file the gallery and queries come from, refused unless it is the official one
     (all splits: the gallery is every caption); with `force`, the deviation record for `params`."""
-    from vlbench.tasks.retrieval.karpathy import check_karpathy, source_description, source_sha256
+    from vlbench.tasks.karpathy import check_karpathy, source_description, source_sha256
 
     official = "dataset_mini.json" if path.name == "dataset_mini.json" else OFFICIAL_NAME[benchmark_kind(benchmark_id)]
     dataset = json.loads(path.read_text())
     mismatches = check_karpathy(dataset, official, "test", source_sha256(path, official))
-    return dataset, check_source(benchmark_id, str(path), mismatches, force, source_description(official))
+    deviation = check_source(benchmark_id, str(path), mismatches, force, source_description(official))
+    return read_karpathy(dataset), deviation
 
 
 OFFICIAL_NAME = {"coco": "dataset_coco.json", "flickr30k": "dataset_flickr30k.json"}
@@ -91,52 +99,55 @@ def make_query(image_id: str | int, source_file: str, r: Removal, group: str | N
     )
 
 
-def karpathy_gallery(
-    dataset: dict[str, Any], mentions: Callable[[dict[str, Any], int, dict[str, Any]], list[int]]
-) -> Gallery:
+Mentions = Callable[[KarpathyEntry, int, KarpathySentence], list[int]]
+
+
+def karpathy_gallery(dataset: list[KarpathyEntry], mentions: Mentions) -> Gallery:
     """Every caption of every split (the paper's train+val+test gallery), in file order."""
     ids: list[str | int] = []
     ms: list[list[int]] = []
-    for img in tqdm(dataset["images"], desc="gallery mentions", unit="img", mininterval=1.0):
-        for j, sent in enumerate(img["sentences"]):
-            ids.append(sent["sentid"])
+    for img in tqdm(dataset, desc="gallery mentions", unit="img", mininterval=1.0):
+        for j, sent in enumerate(img.sentences):
+            if sent.sentid is None:
+                raise UsageError(f"the Karpathy file has a caption without a sentid (image {img.filename})")
+            ids.append(sent.sentid)
             ms.append(mentions(img, j, sent))
     if len(set(map(str, ids))) != len(ids):
         raise UsageError("the Karpathy file repeats a sentid; caption ids must be unique")
     return Gallery(ids, ms)
 
 
-def _text_mentions(matcher: MentionMatcher) -> Callable[[dict[str, Any], int, dict[str, Any]], list[int]]:
-    return lambda img, j, sent: matcher.mentions(sent["raw"])
+def _text_mentions(matcher: MentionMatcher) -> Mentions:
+    return lambda img, j, sent: matcher.mentions(sent.raw)
 
 
 # --- COCO ---------------------------------------------------------------------------------------
 
 
 def coco_queries(
-    dataset: dict[str, Any], annotations: Path, split: str = "test"
+    dataset: list[KarpathyEntry], annotations: Path, split: str = "test"
 ) -> list[Query]:
     """One query per Karpathy `split` image that has an accepted removal (COCO instances boxes,
     crowd regions included: they show the class)."""
     from pycocotools.coco import COCO
 
-    wanted = [img for img in dataset["images"] if img["split"] == split]
-    by_file: dict[str, list[dict[str, Any]]] = {}
+    wanted = [img for img in dataset if img.split == split]
+    by_file: dict[str, list[KarpathyEntry]] = {}
     for img in wanted:
-        by_file.setdefault(img["filepath"], []).append(img)
+        by_file.setdefault(img.filepath, []).append(img)
     queries: list[Query] = []
     for filepath, images in sorted(by_file.items()):
         coco = COCO(str(_find(annotations, f"instances_{filepath}.json")))
         names = {c["id"]: c["name"] for c in coco.loadCats(coco.getCatIds())}
         for img in tqdm(images, desc=f"removals {filepath}", unit="img", mininterval=1.0):
-            info = coco.imgs[img["cocoid"]]
+            info = coco.imgs[img.cocoid]
             objects = [
                 (names[a["category_id"]], tuple(a["bbox"]))
-                for a in coco.imgToAnns.get(img["cocoid"], [])
+                for a in coco.imgToAnns.get(img.cocoid, [])
             ]
-            r = choose(candidate_removals(objects, info["width"], info["height"]), img["cocoid"])
+            r = choose(candidate_removals(objects, info["width"], info["height"]), img.cocoid)
             if r is not None:
-                queries.append(make_query(img["cocoid"], f"{filepath}/{img['filename']}", r))
+                queries.append(make_query(img.cocoid, f"{filepath}/{img.filename}", r))
     return queries
 
 
@@ -152,31 +163,23 @@ def prepare_coco(benchmark_id: str, source: Path, force: bool = False) -> dict[s
 
 # --- Flickr30k Entities -------------------------------------------------------------------------
 
-_PHRASE = re.compile(r"\[/EN#(\d+)((?:/[^\s\]]+)*)\s+([^\]]*)\]")
+def _phrases(sentence: Sentence) -> list[tuple[str, list[str]]]:
+    return [(p.phrase_id, [t for t in p.types if t]) for p in sentence.phrases]
 
 
 def parse_entities_sentence(line: str) -> tuple[str, list[tuple[str, list[str]]]]:
     """(plain text, [(entity id, types)]) of one Flickr30k Entities sentence line."""
-    phrases = [(m.group(1), [t for t in m.group(2).split("/") if t]) for m in _PHRASE.finditer(line)]
-    return _PHRASE.sub(lambda m: m.group(3), line).strip(), phrases
+    sentence = parse_sentence_line(line)
+    return sentence.text, _phrases(sentence)
 
 
 def parse_entities_boxes(xml_text: str) -> tuple[int, int, list[tuple[str, BoxXYWH]]]:
     """(width, height, [(entity id, box)]) from an Annotations/<id>.xml file. Flickr30k Entities
     boxes are inclusive pixel corners; [x, y, w, h] is [xmin, ymin, xmax - xmin + 1, ...]."""
-    root = ET.fromstring(xml_text)
-    size = root.find("size")
-    width = int(size.findtext("width"))  # type: ignore[union-attr, arg-type]
-    height = int(size.findtext("height"))  # type: ignore[union-attr, arg-type]
-    out: list[tuple[str, BoxXYWH]] = []
-    for obj in root.iter("object"):
-        box = obj.find("bndbox")
-        if box is None:
-            continue
-        x0, y0, x1, y1 = (float(box.findtext(k)) for k in ("xmin", "ymin", "xmax", "ymax"))  # type: ignore[arg-type]
-        for name in obj.findall("name"):
-            out.append((name.text or "", (x0, y0, x1 - x0 + 1, y1 - y0 + 1)))
-    return width, height, out
+    ann = parse_annotation(xml_text)
+    return ann.width, ann.height, [
+        (chain, (float(x0), float(y0), float(x1 - x0 + 1), float(y1 - y0 + 1))) for chain, (x0, y0, x1, y1) in ann.objects
+    ]
 
 
 def _entities_root(source: Path) -> Path:
@@ -184,18 +187,43 @@ def _entities_root(source: Path) -> Path:
 
 
 def flickr_sentences(root: Path, image_stem: str) -> list[tuple[str, list[tuple[str, list[str]]]]]:
-    path = root / "Sentences" / f"{image_stem}.txt"
-    if not path.exists():
-        return []
-    return [parse_entities_sentence(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [(sentence.text, _phrases(sentence)) for sentence in read_sentences(root, image_stem)]
+
+
+@dataclass(frozen=True)
+class FlickrObjects:
+    """An image's boxes labelled with the classes their chains' phrases name (a box whose chain
+    names several classes counts once per class), and its captions."""
+
+    width: int
+    height: int
+    objects: list[tuple[str, BoxXYWH]]
+    sentences: list[Sentence]
+    chain_classes: dict[str, set[str]]  # chain id -> the wanted classes its phrases name
+
+
+def flickr_objects(root: Path, image_stem: str, classes: Iterable[str]) -> FlickrObjects | None:
+    """None when the image has no Annotations file."""
+    xml = root / "Annotations" / f"{image_stem}.xml"
+    if not xml.exists():
+        return None
+    wanted = set(classes)
+    sentences = read_sentences(root, image_stem)
+    types: dict[str, set[str]] = {}
+    for sentence in sentences:
+        for eid, ts in _phrases(sentence):
+            types.setdefault(eid, set()).update(t for t in ts if t in wanted)
+    width, height, boxes = parse_entities_boxes(xml.read_text(encoding="utf-8"))
+    objects = [(t, box) for eid, box in boxes for t in sorted(types.get(eid, ()))]
+    return FlickrObjects(width, height, objects, sentences, types)
 
 
 def _flickr_mentions(root: Path, classes: Sequence[str]):
     index = {c: i for i, c in enumerate(classes)}
     cache: dict[str, list[tuple[list[str], set[int]]]] = {}
 
-    def mentions(img: dict[str, Any], j: int, sent: dict[str, Any]) -> list[int]:
-        stem = Path(img["filename"]).stem
+    def mentions(img: KarpathyEntry, j: int, sent: KarpathySentence) -> list[int]:
+        stem = Path(img.filename).stem
         if stem not in cache:
             cache[stem] = [
                 (tokens(text), {index[t] for _, ts in ph for t in ts if t in index})
@@ -204,7 +232,7 @@ def _flickr_mentions(root: Path, classes: Sequence[str]):
         entries = cache[stem]
         # Entities lists an image's captions in the Karpathy order; match by tokens first so a
         # reordered or shortened file cannot shift mentions onto the wrong caption.
-        toks = tokens(sent["raw"])
+        toks = tokens(sent.raw)
         for t, m in entries:
             if t == toks:
                 return sorted(m)
@@ -213,24 +241,17 @@ def _flickr_mentions(root: Path, classes: Sequence[str]):
     return mentions
 
 
-def flickr_queries(dataset: dict[str, Any], root: Path, classes: Sequence[str], split: str = "test") -> list[Query]:
-    wanted = set(classes)
+def flickr_queries(dataset: list[KarpathyEntry], root: Path, classes: Sequence[str], split: str = "test") -> list[Query]:
     queries: list[Query] = []
-    for img in tqdm([i for i in dataset["images"] if i["split"] == split], desc="removals", unit="img"):
-        stem = Path(img["filename"]).stem
-        xml = root / "Annotations" / f"{stem}.xml"
-        if not xml.exists():
+    for img in tqdm([i for i in dataset if i.split == split], desc="removals", unit="img"):
+        stem = Path(img.filename).stem
+        found = flickr_objects(root, stem, classes)
+        if found is None:
             continue
-        types: dict[str, set[str]] = {}
-        for _, phrases in flickr_sentences(root, stem):
-            for eid, ts in phrases:
-                types.setdefault(eid, set()).update(t for t in ts if t in wanted)
-        width, height, boxes = parse_entities_boxes(xml.read_text(encoding="utf-8"))
-        objects = [(t, box) for eid, box in boxes for t in sorted(types.get(eid, ()))]
         image_id = stem  # the Flickr30k image id is the file stem
-        r = choose(candidate_removals(objects, width, height), image_id)
+        r = choose(candidate_removals(found.objects, found.width, found.height), image_id)
         if r is not None:
-            queries.append(make_query(image_id, img["filename"], r))
+            queries.append(make_query(image_id, img.filename, r))
     return queries
 
 

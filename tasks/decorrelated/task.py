@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,11 @@ from vlbench.item_table import ItemTable
 from vlbench.task_type import Structure, TaskScores, TaskType
 from vlbench.tasks.decorrelated.manifest import GroundTruth, load_manifest, write_manifest
 from vlbench.tasks.decorrelated.metrics import KS, average_precision_at_k, relevance
-from vlbench.tasks.ranked_lists import ID_TYPES, RankedListSpec, parse_ranked_lists
+from vlbench.tasks.ranked_lists import (
+    RankedListSpec,
+    parse_ranked_lists,
+    sections_conform,
+)
 
 POPULATION = "image_to_text"
 K = max(KS)
@@ -45,16 +48,7 @@ class DecorrelatedRetrievalTask(TaskType):
         return load_manifest(files.paths["manifest"])
 
     def fast_structure(self, predictions: Any, benchmark: Benchmark) -> Structure:
-        # Equivalent to the schema for valid documents, and much faster on 5,000 lists.
-        if type(predictions) is not dict or set(predictions) != {POPULATION}:
-            return Structure(False)
-        section = predictions[POPULATION]
-        if type(section) is not dict:
-            return Structure(False)
-        lists = section.values()
-        if not all(type(v) is list for v in lists):
-            return Structure(False)
-        return Structure(set(map(type, chain.from_iterable(lists))) <= ID_TYPES)
+        return Structure(sections_conform(predictions, (POPULATION,)))
 
     def check(
         self, predictions: Any, ground_truth: GroundTruth, benchmark: Benchmark, issues: IssueList,

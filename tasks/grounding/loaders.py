@@ -1,4 +1,5 @@
-"""Flickr30k Entities: the official annotation format, and the compact ground-truth file.
+"""Flickr30k Entities grounding: the official tree (read by `vlbench.tasks.flickr30k_entities`)
+made into the compact ground-truth file, and that file loaded.
 
 Official tree (github.com/BryanPlummer/flickr30k_entities, `annotations.zip`):
 `Sentences/<id>.txt`, `Annotations/<id>.xml`, `train.txt`, `val.txt`, `test.txt`.
@@ -17,12 +18,13 @@ The compact file is columnar JSON so that loading 14,500 phrases takes milliseco
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from vlbench.tasks.flickr30k_entities import parse_annotation, parse_sentences
 
 # The eight entity types scored per column (the ninth, notvisual, never has a box).
 TYPES: tuple[str, ...] = (
@@ -30,93 +32,6 @@ TYPES: tuple[str, ...] = (
 )
 GT_FORMAT = "vlbench-flickr30k-entities-gt"
 GT_FORMAT_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Phrase:
-    first_word_index: int
-    phrase_id: str  # the chain id, as a string ("0" for notvisual)
-    types: tuple[str, ...]
-    text: str
-
-
-@dataclass(frozen=True)
-class Sentence:
-    text: str
-    phrases: tuple[Phrase, ...]
-
-
-@dataclass
-class Annotation:
-    width: int
-    height: int
-    # chain id -> boxes [[xmin, ymin, xmax, ymax], ...], raw XML integers, in file order.
-    boxes: dict[str, list[list[int]]] = field(default_factory=dict)
-    scene: list[str] = field(default_factory=list)
-    nobox: list[str] = field(default_factory=list)
-
-
-def parse_sentence_line(line: str) -> Sentence:
-    """One caption line, tokenised on whitespace as the official `get_sentence_data` does.
-
-    `[/EN#18/people/other A young man]` opens a phrase with chain 18, types people and other;
-    `first_word_index` is the 0-based index of its first word in the caption without markup.
-    """
-    words: list[str] = []
-    phrases: list[Phrase] = []
-    current: list[str] | None = None
-    start = 0
-    chain = ""
-    types: tuple[str, ...] = ()
-    for token in line.split():
-        if current is not None:
-            closing = token.endswith("]")
-            if closing:
-                token = token[:-1]
-            current.append(token)
-            words.append(token)
-            if closing:
-                phrases.append(Phrase(start, chain, types, " ".join(current)))
-                current = None
-        elif token.startswith("["):
-            parts = token.split("/")
-            # "[/EN#18/people" -> ["[", "EN#18", "people"]; chain id is after "EN#".
-            chain = parts[1][3:] if len(parts) > 1 else ""
-            types = tuple(parts[2:])
-            start = len(words)
-            current = []
-        else:
-            words.append(token)
-    return Sentence(" ".join(words), tuple(phrases))
-
-
-def parse_sentences(text: str) -> list[Sentence]:
-    """A `Sentences/<id>.txt` file. Empty lines are skipped (as the official parser does), so a
-    caption's index in this list is its sentence index."""
-    return [parse_sentence_line(line) for line in text.split("\n") if line]
-
-
-def parse_annotation(xml_text: str | bytes) -> Annotation:
-    """An `Annotations/<id>.xml` file; boxes kept as raw XML integers (MDETR)."""
-    root = ET.fromstring(xml_text)
-    size = root.find("size")
-    width = int(size.findtext("width")) if size is not None else 0
-    height = int(size.findtext("height")) if size is not None else 0
-    ann = Annotation(width, height)
-    for obj in root.findall("object"):
-        bndbox = obj.find("bndbox")
-        for name in obj.findall("name"):
-            # Not stripped: MDETR matches the raw text against the sentence chain ids.
-            chain = name.text or ""
-            if bndbox is not None:
-                box = [int(bndbox.findtext(k)) for k in ("xmin", "ymin", "xmax", "ymax")]
-                ann.boxes.setdefault(chain, []).append(box)
-            else:
-                if int(obj.findtext("nobndbox", "0")) > 0:
-                    ann.nobox.append(chain)
-                if int(obj.findtext("scene", "0")) > 0:
-                    ann.scene.append(chain)
-    return ann
 
 
 def merge_boxes(boxes: np.ndarray) -> np.ndarray:

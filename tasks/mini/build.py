@@ -20,16 +20,9 @@ from vlbench.tasks.mini.formats import (
     karpathy,
 )
 from vlbench.tasks.mini.queries import choose_queries, manifest
-from vlbench.tasks.mini.scene import (
-    DependentRule,
-    LayoutConfig,
-    Scene,
-    SplitSpec,
-    label_map,
-    paint,
-    render,
-    sample_scene,
-)
+from vlbench.tasks.mini.render import label_map, paint, render
+from vlbench.tasks.mini.sampling import sample_scene
+from vlbench.tasks.mini.scene import DependentRule, LayoutConfig, Scene, SplitSpec
 from vlbench.tasks.mini.world import PARTNER_PAIRS
 
 SPLITS = ("train", "val", "test")

@@ -13,11 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from PIL import Image
+
+from vlbench.tasks.karpathy import read_karpathy
 
 SIDE = 64
 MAX_TOKENS = 16
@@ -72,19 +75,19 @@ def train_and_rank(
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    ds = json.loads((world / "dataset_mini.json").read_text())
+    ds = read_karpathy(json.loads((world / "dataset_mini.json").read_text()))
     vocab: dict[str, int] = {}
-    for im in ds["images"]:
-        for s in im["sentences"]:
-            for t in s["tokens"]:
+    for im in ds:
+        for s in im.sentences:
+            for t in s.tokens:
                 vocab.setdefault(t, len(vocab) + 1)
 
-    def ids(tokens: list[str]) -> list[int]:
+    def ids(tokens: Sequence[str]) -> list[int]:
         out = [vocab.get(t, 0) for t in tokens][:MAX_TOKENS]
         return out + [0] * (MAX_TOKENS - len(out))
 
-    train = [im for im in ds["images"] if im["split"] == "train"]
-    x_train = torch.stack([_image(world / "images" / "train" / im["filename"]) for im in train])
+    train = [im for im in ds if im.split == "train"]
+    x_train = torch.stack([_image(world / "images" / "train" / im.filename) for im in train])
     img_enc, txt_enc = _models(len(vocab))
     logit_scale = torch.nn.Parameter(torch.tensor(2.6))
     params = [*img_enc.parameters(), *txt_enc.parameters(), logit_scale]
@@ -94,7 +97,7 @@ def train_and_rank(
         for b in range(0, len(train), batch):
             idx = perm[b : b + batch].tolist()
             text = torch.tensor(
-                [ids(train[i]["sentences"][int(rng.integers(5))]["tokens"]) for i in idx]
+                [ids(train[i].sentences[int(rng.integers(5))].tokens) for i in idx]
             )
             logits = logit_scale.exp().clamp(max=100) * img_enc(x_train[idx]) @ txt_enc(text).T
             y = torch.arange(len(idx))
@@ -107,14 +110,14 @@ def train_and_rank(
     img_enc.eval()
     txt_enc.eval()
     with torch.no_grad():
-        sents = [s for im in ds["images"] for s in im["sentences"]]
+        sents = [s for im in ds for s in im.sentences]
         gallery = torch.cat(
             [
-                txt_enc(torch.tensor([ids(s["tokens"]) for s in sents[i : i + 4096]]))
+                txt_enc(torch.tensor([ids(s.tokens) for s in sents[i : i + 4096]]))
                 for i in range(0, len(sents), 4096)
             ]
         )
-        sentids = [str(s["sentid"]) for s in sents]
+        sentids = [str(s.sentid) for s in sents]
         queries = json.loads((world / "decorrelated" / "queries.json").read_text())["queries"]
         q_emb = img_enc(
             torch.stack(
@@ -126,18 +129,18 @@ def train_and_rank(
             str(q["id"]): [sentids[j] for j in row] for q, row in zip(queries, top, strict=True)
         }
 
-        test = [im for im in ds["images"] if im["split"] == "test"]
+        test = [im for im in ds if im.split == "test"]
         t_img = img_enc(
-            torch.stack([_image(world / "images" / "test" / im["filename"]) for im in test])
+            torch.stack([_image(world / "images" / "test" / im.filename) for im in test])
         )
-        t_sents = [s for im in test for s in im["sentences"]]
-        sim = t_img @ txt_enc(torch.tensor([ids(s["tokens"]) for s in t_sents])).T
+        t_sents = [s for im in test for s in im.sentences]
+        sim = t_img @ txt_enc(torch.tensor([ids(s.tokens) for s in t_sents])).T
         i2t = {
-            str(im["cocoid"]): [str(t_sents[j]["sentid"]) for j in row]
+            str(im.cocoid): [str(t_sents[j].sentid) for j in row]
             for im, row in zip(test, sim.topk(10, dim=1).indices.tolist(), strict=True)
         }
         t2i = {
-            str(s["sentid"]): [str(test[k]["cocoid"]) for k in row]
+            str(s.sentid): [str(test[k].cocoid) for k in row]
             for s, row in zip(t_sents, sim.T.topk(10, dim=1).indices.tolist(), strict=True)
         }
     return {

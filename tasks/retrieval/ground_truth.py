@@ -16,7 +16,7 @@ import numpy as np
 
 from vlbench.errors import UsageError
 from vlbench.jsonio import atomic_write_json, read_trusted_json
-from vlbench.tasks.retrieval.karpathy import parse_karpathy
+from vlbench.tasks.karpathy import parse_karpathy
 
 FORMAT = "vlbench-retrieval-gt"
 

@@ -255,7 +255,7 @@ def _captions(value: Any, column: str, where: str) -> list[str]:
 def check_rows(entries: Iterable[Mapping[str, Any]], where: str) -> None:
     """Every image id present and unique, no sentence id twice: the checks that make a ground
     truth with empty or repeated ids impossible, whatever the table held."""
-    from vlbench.tasks.retrieval.karpathy import image_id
+    from vlbench.tasks.karpathy import image_id
 
     problems: list[str] = []
     empty, seen, repeated, sentids, repeated_sentids = 0, set(), [], set(), []

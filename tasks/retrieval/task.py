@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -15,18 +14,23 @@ from vlbench.ground_truth import GroundTruthFiles, prepare_target
 from vlbench.item_table import ItemTable
 from vlbench.source_check import check_source
 from vlbench.task_type import Structure, TaskScores, TaskType
-from vlbench.tasks.ranked_lists import ID_TYPES, RankedListSpec, dict_rows_of, parse_ranked_lists
+from vlbench.tasks.karpathy import (
+    check_karpathy,
+    load_karpathy,
+    source_description,
+    source_sha256,
+)
+from vlbench.tasks.ranked_lists import (
+    RankedListSpec,
+    dict_rows_of,
+    parse_ranked_lists,
+    sections_conform,
+)
 from vlbench.tasks.retrieval.ground_truth import (
     RetrievalGroundTruth,
     build_ground_truth,
     read_ground_truth,
     write_ground_truth,
-)
-from vlbench.tasks.retrieval.karpathy import (
-    check_karpathy,
-    load_karpathy,
-    source_description,
-    source_sha256,
 )
 from vlbench.tasks.retrieval.metrics import KS, image_to_text_hits, rsum, text_to_image_hits
 
@@ -35,37 +39,31 @@ PREFIX = {"image_to_text": "i2t", "text_to_image": "t2i"}
 
 
 def ranked_list_specs(gt: RetrievalGroundTruth, k: int) -> dict[str, RankedListSpec]:
-    folded = gt.folds > 1
+    # With folds (COCO 1K), each direction drops the gallery items outside its query's fold.
+    folds = (gt.image_fold, gt.caption_fold) if gt.folds > 1 else (None, None)
     return {
-        "image_to_text": RankedListSpec(
-            section="image_to_text",
-            query_ids=gt.images,
-            rows_of=dict_rows_of(gt.caption_index),
-            k=k,
-            metric=f"R@{k}",
-            query_noun="test image",
-            item_noun="caption",
-            gallery_name="this benchmark's test split",
-            unknown_item_hint="rank only the benchmark's test captions (vlbench tasks; see the README)",
-            unknown_query_hint="keys of image_to_text are the image ids of the test split",
-            query_fold=gt.image_fold if folded else None,
-            gallery_fold=gt.caption_fold if folded else None,
-        ),
-        "text_to_image": RankedListSpec(
-            section="text_to_image",
-            query_ids=gt.captions,
-            rows_of=dict_rows_of(gt.image_index),
-            k=k,
-            metric=f"R@{k}",
-            query_noun="test caption",
-            item_noun="image",
-            gallery_name="this benchmark's test split",
-            unknown_item_hint="rank only the benchmark's test images (vlbench tasks; see the README)",
-            unknown_query_hint="keys of text_to_image are the caption ids of the test split",
-            query_fold=gt.caption_fold if folded else None,
-            gallery_fold=gt.image_fold if folded else None,
-        ),
+        "image_to_text": _direction_spec("image_to_text", gt.images, gt.caption_index, k, "image", "caption", *folds),
+        "text_to_image": _direction_spec("text_to_image", gt.captions, gt.image_index, k, "caption", "image",
+                                         *reversed(folds)),
     }
+
+
+def _direction_spec(section: str, query_ids: list[str], gallery_index: dict[Any, int], k: int, query: str,
+                    item: str, query_fold: np.ndarray | None, gallery_fold: np.ndarray | None) -> RankedListSpec:
+    return RankedListSpec(
+        section=section,
+        query_ids=query_ids,
+        rows_of=dict_rows_of(gallery_index),
+        k=k,
+        metric=f"R@{k}",
+        query_noun=f"test {query}",
+        item_noun=item,
+        gallery_name="this benchmark's test split",
+        unknown_item_hint=f"rank only the benchmark's test {item}s (vlbench tasks; see the README)",
+        unknown_query_hint=f"keys of {section} are the {query} ids of the test split",
+        query_fold=query_fold,
+        gallery_fold=gallery_fold,
+    )
 
 
 class RetrievalTask(TaskType):
@@ -76,19 +74,7 @@ class RetrievalTask(TaskType):
         return read_ground_truth(files.paths["ground_truth"], folds=benchmark.option("folds", 1))
 
     def fast_structure(self, predictions: Any, benchmark: Benchmark) -> Structure:
-        # Equivalent to the schema for valid documents, and much faster on 30,000 lists.
-        if type(predictions) is not dict or set(predictions) != set(DIRECTIONS):
-            return Structure(False)
-        for direction in DIRECTIONS:
-            section = predictions[direction]
-            if type(section) is not dict:
-                return Structure(False)
-            lists = section.values()
-            if not all(type(v) is list for v in lists):
-                return Structure(False)
-            if not set(map(type, chain.from_iterable(lists))) <= ID_TYPES:
-                return Structure(False)
-        return Structure(True)
+        return Structure(sections_conform(predictions, DIRECTIONS))
 
     def check(
         self, predictions: Any, ground_truth: RetrievalGroundTruth, benchmark: Benchmark, issues: IssueList,

@@ -13,7 +13,8 @@ from tests.baselines.conftest import TINY
 from vlbench.baselines.consensus import DocumentFrequency, cider_d_matrix, consensus_index, tokenize
 from vlbench.cli import main
 from vlbench.submission import validate
-from vlbench.tasks.captioning.metrics import Corpus, cider_scores
+from vlbench.tasks.captioning.cider import cider_scores
+from vlbench.tasks.captioning.corpus import Corpus
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

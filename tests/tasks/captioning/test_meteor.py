@@ -9,9 +9,9 @@ import pytest
 from conftest import SETS, needs_java, refs_of
 from meteor_index import real_index_cache
 
-from vlbench.tasks.captioning import metrics as M
 from vlbench.tasks.captioning.meteor import MeteorProcess, score_line
-from vlbench.tasks.captioning.task import score_captions
+from vlbench.tasks.captioning.meteor_stats import METEOR_COLUMNS, meteor_from_stats
+from vlbench.tasks.captioning.scoring import score_captions
 
 pytestmark = needs_java
 
@@ -35,7 +35,7 @@ def both(pyco_tokenized):
 
 def _meteor_stats(scored):
     t = scored.items["images"]
-    return t.values[:, [t.columns.index(c) for c in M.METEOR_COLUMNS]]
+    return t.values[:, [t.columns.index(c) for c in METEOR_COLUMNS]]
 
 
 @pytest.mark.parametrize("name", sorted(SETS))
@@ -47,7 +47,7 @@ def test_meteor_matches_pycocoevalcap(name, both):
     np.testing.assert_allclose(t.values[:, t.columns.index("METEOR@image")], per_image, rtol=0, atol=1e-6)
     assert scored.scores["METEOR"] == pytest.approx(score, abs=1e-6)
     # the stored columns (chunks of perfect segments already left out) sum to the jar's aggregate
-    assert float(M.meteor_from_stats(_meteor_stats(scored).sum(axis=0))) == pytest.approx(score, abs=1e-6)
+    assert float(meteor_from_stats(_meteor_stats(scored).sum(axis=0))) == pytest.approx(score, abs=1e-6)
 
 
 def test_corpus_meteor_is_not_the_mean(both):

@@ -17,10 +17,10 @@ import realdata
 from conftest import SETS, generated_set, needs_java, refs_of
 from meteor_index import real_index_cache
 
-from vlbench.tasks.captioning import metrics as M
 from vlbench.tasks.captioning.java import meteor_jar
 from vlbench.tasks.captioning.meteor import MeteorProcess
 from vlbench.tasks.captioning.meteor_python import java_hash, load_resources
+from vlbench.tasks.captioning.meteor_stats import meteor_aggregate, meteor_from_stats
 
 
 def _both(cands: list[str], refs: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
@@ -35,8 +35,8 @@ def _both(cands: list[str], refs: list[list[str]]) -> tuple[np.ndarray, np.ndarr
 def _assert_equal(ours: np.ndarray, theirs: np.ndarray, cands: list[str], refs: list[list[str]]) -> None:
     bad = np.flatnonzero(np.any(ours != theirs, axis=1))
     assert bad.size == 0, [(cands[i], refs[i], ours[i].tolist(), theirs[i].tolist()) for i in bad[:3]]
-    agg_ours = float(M.meteor_from_stats(M.meteor_aggregate(ours)))
-    agg_theirs = float(M.meteor_from_stats(M.meteor_aggregate(theirs)))
+    agg_ours = float(meteor_from_stats(meteor_aggregate(ours)))
+    agg_theirs = float(meteor_from_stats(meteor_aggregate(theirs)))
     assert agg_ours == agg_theirs
 
 
@@ -165,7 +165,7 @@ def test_snowball_stemmer_equals_the_jars(tmp_path):
 def test_meteor_is_computed_without_java(monkeypatch):
     """VLBENCH_JAVA=none: METEOR comes from Python, equal to pycocoevalcap's value for the worked
     example (0.4645428314, per image 0.2859817575 and 1.0)."""
-    from vlbench.tasks.captioning.task import score_captions
+    from vlbench.tasks.captioning.scoring import score_captions
 
     monkeypatch.setenv("VLBENCH_JAVA", "none")
     monkeypatch.setenv("VLBENCH_METEOR_CACHE", str(real_index_cache()))

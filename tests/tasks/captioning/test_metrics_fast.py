@@ -10,7 +10,10 @@ import random
 import numpy as np
 import pytest
 
-from vlbench.tasks.captioning import metrics as M
+from vlbench.tasks.captioning.bleu import bleu_from_stats, bleu_stats, corpus_bleu
+from vlbench.tasks.captioning.cider import cider_scores
+from vlbench.tasks.captioning.corpus import Corpus, Layout, _single_spaced, sort_keys, word_ids
+from vlbench.tasks.captioning.rouge import lcs_lengths, rouge_l
 
 
 def _caption(rng: random.Random, vocab: list[str], max_len: int) -> str:
@@ -43,18 +46,18 @@ def test_scorers_match_pycocoevalcap(seed, n_images, max_refs, max_len, vocab_si
     cands, refs = _random_set(seed, n_images, max_refs, max_len, vocab_size)
     gts = {i: list(rs) for i, rs in enumerate(refs)}
     res = {i: [c] for i, c in enumerate(cands)}
-    corpus = M.Corpus.build(cands, refs)
-    stats = M.bleu_stats(corpus)
+    corpus = Corpus.build(cands, refs)
+    stats = bleu_stats(corpus)
     bleu, bleu_img = Bleu(4).compute_score(gts, res, verbose=0)
-    np.testing.assert_allclose(M.corpus_bleu(stats), bleu, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(M.bleu_from_stats(stats), np.array(bleu_img).T, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(corpus_bleu(stats), bleu, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(bleu_from_stats(stats), np.array(bleu_img).T, rtol=0, atol=1e-9)
     rouge, rouge_img = Rouge().compute_score(gts, res)
-    ours = M.rouge_l(cands, refs, corpus=corpus)
+    ours = rouge_l(cands, refs, corpus=corpus)
     np.testing.assert_allclose(ours, rouge_img, rtol=0, atol=1e-9)
     assert float(np.mean(ours)) == pytest.approx(rouge, abs=1e-9, rel=0)
-    np.testing.assert_allclose(M.rouge_l(cands, refs), ours, rtol=0, atol=0)  # without the corpus
+    np.testing.assert_allclose(rouge_l(cands, refs), ours, rtol=0, atol=0)  # without the corpus
     cider, cider_img = Cider().compute_score(gts, res)
-    cider_d, _ = M.cider_scores(corpus)
+    cider_d, _ = cider_scores(corpus)
     np.testing.assert_allclose(cider_d, cider_img, rtol=0, atol=1e-9)
     assert float(np.mean(cider_d)) == pytest.approx(cider, abs=1e-9, rel=0)
 
@@ -73,14 +76,14 @@ def _lcs_dp(a: list[int], b: list[int]) -> int:
 def test_lcs_lengths_match_the_dynamic_program(alphabet):
     rng = np.random.default_rng(alphabet)
     refs_per_image = rng.integers(1, 6, size=40)
-    layout = M.Layout.of(refs_per_image)
+    layout = Layout.of(refs_per_image)
     n_caps = len(layout.cap_code)
     # lengths around the 64-bit word boundaries, and some empty captions
     choices = [0, 1, 2, 7, 63, 64, 65, 127, 128, 129, 200]
     lengths = np.array([rng.choice(choices) if rng.random() < 0.5 else rng.integers(0, 30) for _ in range(n_caps)])
     caps = [rng.integers(0, alphabet, size=int(n)).tolist() for n in lengths]
     tok = np.array([t for c in caps for t in c], dtype=np.int64)
-    got = M.lcs_lengths(tok, lengths.astype(np.int64), layout)
+    got = lcs_lengths(tok, lengths.astype(np.int64), layout)
     cand_of_ref = layout.cand_cap[layout.ref_image]
     want = [_lcs_dp(caps[c], caps[r]) for c, r in zip(cand_of_ref, layout.ref_cap, strict=True)]
     assert got.tolist() == want
@@ -91,7 +94,7 @@ def test_sort_keys_is_a_stable_argsort_on_both_paths():
     keys = rng.integers(0, 50, size=1000)
     want = np.argsort(keys, kind="stable")
     for key_bits in (63, 8):  # packed with the index; too narrow, so a plain argsort
-        order, skeys = M.sort_keys(keys, 50, key_bits=key_bits)
+        order, skeys = sort_keys(keys, 50, key_bits=key_bits)
         assert order.tolist() == want.tolist()
         assert skeys.tolist() == keys[want].tolist()
 
@@ -104,7 +107,7 @@ def test_word_ids_equal_a_dict_vocabulary():
              "\u6771\u4eac\u6771\u4eac", "\u6771\u4eac\u6771", "x" * 30, "x" * 31, "-lrb-", "'s", "n't", "\U0001f600"]
     lines = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 9))) for _ in range(300)] + ["", "a"]
     for text in ("\n".join(lines), "\n".join(lines + ["nul\x00here"]), "", "solo"):
-        tok, lengths, v = M.word_ids(text)
+        tok, lengths, v = word_ids(text)
         want_lines = [line.split() for line in text.split("\n")]
         assert lengths.tolist() == [len(t) for t in want_lines]
         flat = [w for t in want_lines for w in t]
@@ -125,6 +128,6 @@ def test_single_spaced_check_matches_its_definition():
     for _ in range(20_000):
         text = "".join(rng.choice(chars) for _ in range(rng.randint(0, 7)))
         want = definition.search(text) is None
-        assert M._single_spaced(text) == want, repr(text)
+        assert _single_spaced(text) == want, repr(text)
         seen.add(want)
     assert seen == {True, False}

@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 from conftest import SEED_CANDS, SEED_REFS, SETS, needs_java, refs_of
 
-from vlbench.tasks.captioning import metrics as M
-from vlbench.tasks.captioning.task import score_captions
+from vlbench.tasks.captioning.bleu import BLEU_COLUMNS
+from vlbench.tasks.captioning.cider import cider_scores
+from vlbench.tasks.captioning.corpus import Corpus
+from vlbench.tasks.captioning.scoring import score_captions
 
 pytestmark = needs_java
 
@@ -62,14 +64,14 @@ def test_seed_example_published_values():
     assert s.scores["CIDEr-D"] == pytest.approx(1.3966887781, abs=1e-10)
     np.testing.assert_allclose(col["CIDEr-D"], [0.6831162485, 2.1102613076], atol=1e-10)
     np.testing.assert_allclose(col["BLEU-4@image"], [0.0000516973, 0.9999999997], atol=1e-10)
-    totals = table.values[:, [table.columns.index(c) for c in M.BLEU_COLUMNS]].sum(axis=0)
+    totals = table.values[:, [table.columns.index(c) for c in BLEU_COLUMNS]].sum(axis=0)
     assert totals.tolist() == [14, 9, 7, 5, 16, 14, 12, 10, 16, 15]
 
 
 def test_original_cider_by_hand():
     """CIDEr (no clipping, no penalty): the seed example's image-1 unigram cosine with the second
     reference is 2/sqrt(5*4) (the seed's worked number 0.4472), checked on the n = 1 term."""
-    corpus = M.Corpus.build(SEED_CANDS, SEED_REFS)
+    corpus = Corpus.build(SEED_CANDS, SEED_REFS)
     g = corpus.grams[0]
     (c_img, c_gram, c_cnt), (r_idx, r_img, r_gram, r_cnt) = corpus.split(g)
     df = np.bincount(np.unique(r_img * g.n_grams + r_gram) % g.n_grams, minlength=g.n_grams)
@@ -80,7 +82,7 @@ def test_original_cider_by_hand():
         np.sqrt(sum(v * v for v in wc.values())) * np.sqrt(sum(v * v for v in wr.values()))
     )
     assert cos == pytest.approx(2 / np.sqrt(20), abs=1e-12)
-    _, cider = M.cider_scores(corpus)
+    _, cider = cider_scores(corpus)
     assert 0 < cider[0] < 1 and cider[1] > cider[0]
 
 

@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 import numpy as np
 import pytest
 
-from vlbench.tasks.captioning.metrics import index_ngram_ids
+from vlbench.tasks.captioning.corpus import index_ngram_ids
 
 
 def _signatures(pairs) -> Counter:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vlbench.tasks.captioning.metrics import popcount_by_bytes
+from vlbench.tasks.captioning.rouge import popcount_by_bytes
 
 
 def test_popcount_by_bytes_counts_every_bit() -> None:

@@ -220,7 +220,7 @@ def test_without_java_every_caption_scores(monkeypatch):
     so do captions of the rare shapes the chunk rules leave (the whole lexer takes them)."""
     from conftest import refs_of
 
-    from vlbench.tasks.captioning.task import score_captions
+    from vlbench.tasks.captioning.scoring import score_captions
 
     monkeypatch.setenv("VLBENCH_JAVA", "none")
     captions = list(CATEGORY_CAPTIONS.values())

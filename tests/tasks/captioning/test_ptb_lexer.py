@@ -116,7 +116,7 @@ def test_rare_shape_answers_equal_the_jar():
 def test_jar_switch_without_java_is_refused(monkeypatch):
     from conftest import refs_of
 
-    from vlbench.tasks.captioning.task import score_captions
+    from vlbench.tasks.captioning.scoring import score_captions
 
     monkeypatch.setenv("VLBENCH_JAVA", "none")
     monkeypatch.setenv("VLBENCH_PTB", "jar")

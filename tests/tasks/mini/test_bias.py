@@ -7,7 +7,7 @@ from collections import Counter
 from functools import cache
 
 from vlbench.tasks.mini.build import MiniConfig, iter_scenes
-from vlbench.tasks.mini.scene import effective_partner_prob
+from vlbench.tasks.mini.sampling import effective_partner_prob
 from vlbench.tasks.mini.world import CLASSES, partner_of
 
 

@@ -13,11 +13,13 @@ from PIL import Image
 from pycocotools import mask as mask_utils
 from pycocotools.coco import COCO
 
-from vlbench.tasks.grounding.loaders import build_ground_truth, parse_annotation, parse_sentences
+from vlbench.tasks.flickr30k_entities import parse_annotation, parse_sentences
+from vlbench.tasks.grounding.loaders import build_ground_truth
+from vlbench.tasks.karpathy import parse_karpathy
 from vlbench.tasks.mini.build import SPLITS, iter_scenes
-from vlbench.tasks.mini.scene import OBJECT_COLOURS, render
+from vlbench.tasks.mini.render import render
+from vlbench.tasks.mini.scene import OBJECT_COLOURS
 from vlbench.tasks.mini.world import CLASS_WORDS, CLASSES, ENTITY_TYPES, SCENE_TYPE, class_of_word
-from vlbench.tasks.retrieval.karpathy import parse_karpathy
 
 
 def coco(path: Path) -> COCO:

@@ -10,7 +10,7 @@ from PIL import Image
 from vlbench.tasks.decorrelated.removal import plan_removal
 from vlbench.tasks.mini.build import MiniConfig, iter_pool, iter_scenes
 from vlbench.tasks.mini.queries import choose_queries, scene_objects
-from vlbench.tasks.mini.scene import render_scene
+from vlbench.tasks.mini.render import render_scene
 from vlbench.tasks.mini.world import PARTNER_PAIRS, partner_of
 
 TAU1, TAU2, TAU3 = 0.4, 0.8, 0.7

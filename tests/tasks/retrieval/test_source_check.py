@@ -12,7 +12,7 @@ from vlbench.cli import main
 from vlbench.errors import UsageError
 from vlbench.ground_truth import locate_ground_truth
 from vlbench.registry import registry
-from vlbench.tasks.retrieval.karpathy import FROM_ROWS, OFFICIAL, check_karpathy
+from vlbench.tasks.karpathy import FROM_ROWS, OFFICIAL, check_karpathy
 
 REALDATA = Path(__file__).resolve().parents[4] / "shared" / "realdata"
 RECONSTRUCTED = REALDATA / "derived" / "dataset_flickr30k_test_reconstructed.json"

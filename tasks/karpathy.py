@@ -1,8 +1,15 @@
-"""Karpathy-split files (`dataset_coco.json`, `dataset_flickr30k.json`) from a path or the hub.
+"""The Karpathy split file (`dataset_coco.json`, `dataset_flickr30k.json`, the mini world's
+`dataset_mini.json`): the one reader of the format, and where such a file comes from (a path, a
+folder, or the hub).
 
 Format (Karpathy & Fei-Fei 2015, as distributed with NeuralTalk): `{"images": [{"split", "sentids",
-"sentences": [{"sentid", "raw", "tokens"}], "filename", "cocoid"?}], "dataset": ...}`, with
-`split` in train / restval / val / test.
+"sentences": [{"sentid", "raw", "tokens"}], "filename", "filepath"?, "cocoid"?, "imgid"?}],
+"dataset": ...}`, with `split` in train / restval / val / test.
+
+`read_karpathy` turns a parsed document into `KarpathyEntry` records, in file order, with each
+field as the file writes it (None when absent): every task and recipe reads the file through it.
+`parse_karpathy` is the retrieval view (image ids, captions in `sentids` order); `check_karpathy`
+says how a document differs from the official file.
 """
 
 from __future__ import annotations
@@ -17,7 +24,6 @@ from typing import Any
 from vlbench.errors import UsageError
 from vlbench.jsonio import read_trusted_json, sha256_file
 from vlbench.source_check import SourceMismatch
-from vlbench.tasks.retrieval.hub_tables import is_dataset_folder, karpathy_from_dataset
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # Set on documents assembled from a hub dataset's rows (not a file): they carry no `dataset`
@@ -130,6 +136,79 @@ def source_sha256(source: str | os.PathLike, filename: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class KarpathySentence:
+    sentid: Any  # as written (an int in the official files; manifests write it back as is)
+    raw: Any  # the caption text as written; None when the sentence has no "raw"
+    tokens: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KarpathyEntry:
+    """One record of the file's `images` list, each field as written (None when absent)."""
+
+    split: Any
+    filename: Any
+    filepath: Any
+    cocoid: Any  # COCO's image id (None outside COCO)
+    imgid: Any
+    sentids: tuple[Any, ...] | None
+    sentences: tuple[KarpathySentence, ...]
+
+    @property
+    def image_id(self) -> str:
+        """See `image_id`; KeyError("filename") when the record has neither id."""
+        if self.cocoid is None and self.filename is None:
+            raise KeyError("filename")
+        return _image_id(self.cocoid, self.filename)
+
+    @property
+    def numeric_image_id(self) -> Any:
+        """The id COCO caption files give the image: `cocoid`, else the file name's digits when
+        they end its stem (Flickr30k's `1000092795.jpg`), else `imgid` (KeyError when absent)."""
+        if self.cocoid is not None:
+            return self.cocoid
+        if isinstance(self.filename, str):
+            stem = Path(self.filename).stem
+            m = _DIGITS.search(stem)
+            if m and m.group(1) == stem.split("_")[-1]:
+                return int(m.group(1))
+        if self.imgid is None:
+            raise KeyError("imgid")
+        return self.imgid
+
+
+_DIGITS = re.compile(r"(\d+)")
+_NOT_RECORDS = ("not a Karpathy split file: images[{n}] is not an image record with integer sentids and "
+                "sentences with integer sentid")
+
+
+def read_karpathy(doc: Any) -> list[KarpathyEntry]:
+    """Every record of a parsed Karpathy document, in file order. A `UsageError` names the first
+    record that is not an object with a list of sentence objects."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("images"), list):
+        raise UsageError("not a Karpathy split file: expected {\"images\": [...]} at the top level")
+    entries = []
+    for n, entry in enumerate(doc["images"]):
+        sentences = entry.get("sentences", []) if isinstance(entry, Mapping) else None
+        sentids = entry.get("sentids") if isinstance(entry, Mapping) else None
+        if not isinstance(sentences, list) or not all(isinstance(s, Mapping) for s in sentences) or not (
+                sentids is None or isinstance(sentids, list)):
+            raise UsageError(_NOT_RECORDS.format(n=n))
+        entries.append(KarpathyEntry(
+            split=entry.get("split"), filename=entry.get("filename"), filepath=entry.get("filepath"),
+            cocoid=entry.get("cocoid"), imgid=entry.get("imgid"),
+            sentids=None if sentids is None else tuple(sentids),
+            sentences=tuple(KarpathySentence(s.get("sentid"), s.get("raw"), _tokens(s.get("tokens")))
+                            for s in sentences),
+        ))
+    return entries
+
+
+def _tokens(value: Any) -> tuple[str, ...]:
+    return tuple(value) if isinstance(value, list) else ()
+
+
+@dataclass(frozen=True)
 class Caption:
     id: str
     image_id: str
@@ -138,6 +217,8 @@ class Caption:
 
 @dataclass(frozen=True)
 class KarpathyImage:
+    """An image as retrieval sees it: its id and its captions in `sentids` order."""
+
     id: str
     split: str
     filename: str
@@ -146,37 +227,46 @@ class KarpathyImage:
 
 def image_id(entry: Mapping[str, Any]) -> str:
     """COCO images are known by `cocoid`; Flickr30k images by their file name's stem (Flickr id)."""
-    if entry.get("cocoid") is not None:
-        return str(entry["cocoid"])
-    return Path(str(entry["filename"])).stem
+    return _image_id(entry.get("cocoid"), entry["filename"] if entry.get("cocoid") is None else None)
+
+
+def _image_id(cocoid: Any, filename: Any) -> str:
+    return str(cocoid) if cocoid is not None else Path(str(filename)).stem
 
 
 def parse_karpathy(doc: Mapping[str, Any]) -> list[KarpathyImage]:
     """All images of a Karpathy document, in file order (the order the 1K folds are cut from)."""
-    if not isinstance(doc, Mapping) or not isinstance(doc.get("images"), list):
-        raise UsageError("not a Karpathy split file: expected {\"images\": [...]} at the top level")
+    return karpathy_images(read_karpathy(doc))
+
+
+def karpathy_images(entries: list[KarpathyEntry]) -> list[KarpathyImage]:
+    """The retrieval view of `read_karpathy`'s records, one image each."""
     images = []
-    for n, entry in enumerate(doc["images"]):
+    for n, entry in enumerate(entries):
         try:
-            iid = image_id(entry)
-            sentences = entry.get("sentences", [])
-            by_id = {int(s["sentid"]): s for s in sentences}
+            iid = entry.image_id
+            if any(s.sentid is None for s in entry.sentences):
+                raise KeyError("sentid")
+            by_id = {int(s.sentid): s for s in entry.sentences}
             # `sentids` fixes the caption order (the ECCV/VSE++ convention keeps sentids[:5]).
-            order = [int(s) for s in entry.get("sentids", by_id)]
-            captions = tuple(Caption(str(sid), iid, str(by_id[sid].get("raw", ""))) for sid in order if sid in by_id)
+            order = [int(s) for s in (by_id if entry.sentids is None else entry.sentids)]
+            captions = tuple(Caption(str(sid), iid, str("" if by_id[sid].raw is None else by_id[sid].raw))
+                             for sid in order if sid in by_id)
         except KeyError as exc:  # a damaged or foreign file: one sentence, not a traceback
             raise UsageError(f"not a Karpathy split file: images[{n}] has no {exc.args[0]!r} field "
                              "(each image needs filename or cocoid, sentids and sentences with sentid)") from None
-        except (AttributeError, TypeError, ValueError):
-            raise UsageError(f"not a Karpathy split file: images[{n}] is not an image record with integer "
-                             "sentids and sentences with integer sentid") from None
-        images.append(KarpathyImage(iid, str(entry.get("split", "")), str(entry.get("filename", "")), captions))
+        except (TypeError, ValueError):
+            raise UsageError(_NOT_RECORDS.format(n=n)) from None
+        images.append(KarpathyImage(iid, str("" if entry.split is None else entry.split),
+                                    str("" if entry.filename is None else entry.filename), captions))
     return images
 
 
 def load_karpathy(source: str | os.PathLike, filename: str, split: str = "test") -> dict[str, Any]:
     """Read a Karpathy document from a file, a folder holding `filename`, a folder laid out as a
     hub dataset, or a hub dataset id (`split`: the one the benchmark keeps, for a table's checks)."""
+    from vlbench.tasks.retrieval.hub_tables import is_dataset_folder
+
     path = Path(source)
     if path.is_dir() and not (path / filename).is_file() and is_dataset_folder(path):
         return load_karpathy_rows(str(source), filename, split)
@@ -214,6 +304,8 @@ def load_karpathy_rows(source: str, filename: str, split: str = "test", revision
         import datasets  # noqa: F401
     except ImportError as exc:
         raise UsageError("loading a hub dataset needs: pip install 'vlbench[hub]'") from exc
+    from vlbench.tasks.retrieval.hub_tables import karpathy_from_dataset
+
     expected = expected_file(filename)
     images = karpathy_from_dataset(source, filename, split, expected.splits[split] if expected else None, revision)
     return {"images": images, FROM_ROWS: source}

@@ -11,8 +11,8 @@ import pytest
 
 from tests.conftest import karpathy_doc
 from vlbench.errors import UsageError
+from vlbench.tasks.karpathy import load_karpathy, parse_karpathy
 from vlbench.tasks.retrieval.ground_truth import build_ground_truth
-from vlbench.tasks.retrieval.karpathy import load_karpathy, parse_karpathy
 
 
 def test_local_file_folder_and_gzip(tmp_path: Path) -> None:
