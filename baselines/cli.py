@@ -11,8 +11,6 @@ import textwrap
 from collections.abc import Iterator
 from typing import Any
 
-from tabulate import tabulate
-
 from vlbench.errors import UsageError
 
 
@@ -82,6 +80,8 @@ def _usage(p: argparse.ArgumentParser) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     import json
+
+    from tabulate import tabulate
 
     from vlbench.registry import registry
 

@@ -402,4 +402,6 @@ def score_captions(captions: list[str], refs: References, warnings: list[str] | 
     )
 
 
-__all__ = ["CaptioningTask", "score_captions"]
+TASK = CaptioningTask()
+
+__all__ = ["TASK", "CaptioningTask", "score_captions"]

@@ -24,10 +24,8 @@ from typing import Any
 
 import numpy as np
 
-# The eight entity types scored per column (the ninth, notvisual, never has a box).
-TYPES: tuple[str, ...] = (
-    "people", "clothing", "bodyparts", "animals", "vehicles", "instruments", "scene", "other",
-)
+from vlbench.tasks.grounding.protocol import TYPES
+
 GT_FORMAT = "vlbench-flickr30k-entities-gt"
 GT_FORMAT_VERSION = 1
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,3 +59,19 @@ def test_out_may_not_overwrite_the_submission(submissions) -> None:
     good, _ = submissions
     with pytest.raises(UsageError, match="would overwrite the submission"):
         cmd_score(_args("score", str(good), "--out", str(good)))
+
+
+def test_scoring_imports_only_what_the_command_needs(submissions, retrieval_data: Path) -> None:
+    """Start-up is most of a `vlbench score` process: no other task type, command or recipe code."""
+    good, _ = submissions
+    code = ("import sys\nfrom vlbench.cli import main\n"
+            f"assert main(['score', {str(good)!r}, '--data-dir', {str(retrieval_data)!r}, '--bootstrap', '0']) == 0\n"
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('vlbench.'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = done.stdout.split("\n")[-2].split()
+    assert [m for m in loaded if m.endswith(".task")] == ["vlbench.tasks.retrieval.task"]
+    assert [m for m in loaded if m.startswith("vlbench.commands.")] == ["vlbench.commands.output",
+                                                                       "vlbench.commands.submissions"]
+    assert "vlbench.tasks.retrieval.task" in loaded and "vlbench.baselines.cli" in loaded
+    assert not [m for m in loaded if m.startswith(("vlbench.baselines.recipe", "vlbench.leaderboard"))]
