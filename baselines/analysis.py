@@ -178,7 +178,7 @@ def chance_expected(data_dir: Path | None) -> dict[str, dict[str, Any]]:
 def fine_tune_moved(exp: Any, scored: Mapping[tuple[str, int, str], Any]) -> list[dict[str, Any]]:
     """Per fine-tuned arm and seed: the share of decorrelated queries whose top-1 caption differs
     from the top-1 of the model it started from (same seed). A fine-tune that leaves most top-1
-    results as they were has not moved the model enough to test anything (issue 21)."""
+    results as they were has not moved the model enough to test anything."""
     out = []
     for arm in exp.arms:
         if arm.init is None:

@@ -5,7 +5,7 @@ machinery (`run.run_recipe`: the same configuration record, training loop, prove
 submission writer as `vlbench baseline run`), scores every submission with vlbench, and writes
 the table, the paired bootstrap differences and the plot (`baselines/results/mini-odmap/`).
 
-The arms, on the world of mini-decorrelated v3 (pre-registered in tasks/mini/README.md, issue 21):
+The arms, on the world of mini-decorrelated v3 (pre-registered in tasks/mini/README.md):
 1. biased: a small open_clip model (ResNet tower) trained from scratch on the v3 world's train split
    (a cue brings its dependent with probability 0.95);
 2. control: arm 1 fine-tuned on train only, same steps and learning-rate schedule as arm 3;
