@@ -11,12 +11,12 @@ import textwrap
 from collections.abc import Iterator
 from typing import Any
 
-from tabulate import tabulate
-
 from vlbench.errors import UsageError
 
 
 def add_cli(commands: Any, groups: dict[str, Any]) -> None:
+    from .experiment import EXPERIMENTS
+
     p = commands.add_parser("baseline", help="list or run the baseline recipes that regenerate reference submissions")
     sub = p.add_subparsers(dest="baseline_command", metavar="BASELINE_COMMAND", parser_class=type(p))
     p.set_defaults(func=lambda args: _usage(p))
@@ -46,7 +46,8 @@ def add_cli(commands: Any, groups: dict[str, Any]) -> None:
     ep.add_argument("--submissions", help="where the submissions go, one folder per benchmark (default submissions/)")
     ep.add_argument("--work-dir", help="checkpoints and logs (default DATA_DIR/runs/NAME); rerunning reuses finished runs")
     ep.add_argument("--data-dir", help="data folder (default: $VLBENCH_DATA or ~/.cache/vlbench)")
-    ep.add_argument("--seeds", help="comma-separated seeds (default: the experiment's, 0,1,2)")
+    ep.add_argument("--seeds", help="comma-separated seeds (default: the experiment's, " + "; ".join(
+        f"{e.name}: {','.join(map(str, e.seeds))}" for e in EXPERIMENTS.values()) + ")")
     ep.add_argument("--workers", type=int, help="parallel one-thread training processes (default: the CPU count, at most 4)")
     ep.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for intervals and paired tests")
     ep.add_argument("--report-only", action="store_true", help="score the submissions already written and rewrite the report")
@@ -79,6 +80,8 @@ def _usage(p: argparse.ArgumentParser) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     import json
+
+    from tabulate import tabulate
 
     from vlbench.registry import registry
 
@@ -132,7 +135,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def _experiment(args: argparse.Namespace, seeds: list[int] | None) -> Any:
-    from .experiment import run_experiment
+    from .experiment_runner import run_experiment
 
     return run_experiment(args.name, quick=args.quick, out=args.out, submissions=args.submissions, work_dir=args.work_dir,
                          data_dir=args.data_dir, seeds=seeds, workers=args.workers, bootstrap=args.bootstrap,

@@ -90,7 +90,8 @@ def mini_world_name(benchmark: Benchmark) -> str:
 
 def mini_world(data_dir: Path | None = None, progress: bool = True, world: str = "v2") -> Path:
     """The full mini world `world` (`tasks/mini/build.py: world_config`) with images, generated
-    once per data folder (about 30 s; the v3 world, whose query pool is 36,000 scenes, longer).
+    once per data folder and kept (generating it takes a while: the v3 world's query pool alone is
+    36,000 scenes).
 
     A stamp holds the shipped ground truth's sha256s: when vlbench ships a new mini world, the
     cached one is regenerated rather than silently mixed with the new ground truth.
@@ -99,7 +100,7 @@ def mini_world(data_dir: Path | None = None, progress: bool = True, world: str =
     from vlbench.tasks.mini.files import SHA256
 
     config = world_config(world)  # an unknown name fails here, before anything is written
-    # v2 keeps the folder name it had before there were several worlds
+    # v2's folder has no world suffix, so that mini worlds already generated for it are found
     root = (data_dir or default_data_dir()) / ("mini-world" if world == "v2" else f"mini-world-{world}")
     stamp = hashlib.sha256(json.dumps(SHA256, sort_keys=True).encode()).hexdigest()
     marker = root / ".vlbench-mini-stamp"

@@ -5,7 +5,7 @@ machinery (`run.run_recipe`: the same configuration record, training loop, prove
 submission writer as `vlbench baseline run`), scores every submission with vlbench, and writes
 the table, the paired bootstrap differences and the plot (`baselines/results/mini-odmap/`).
 
-The arms, on the world of mini-decorrelated v3 (pre-registered in tasks/mini/README.md, issue 21):
+The arms, on the world of mini-decorrelated v3 (pre-registered in tasks/mini/README.md):
 1. biased: a small open_clip model (ResNet tower) trained from scratch on the v3 world's train split
    (a cue brings its dependent with probability 0.95);
 2. control: arm 1 fine-tuned on train only, same steps and learning-rate schedule as arm 3;
@@ -17,18 +17,15 @@ retrieval benchmark is the same world's test split (`mini-shapes-retrieval`): th
 the v2 world's colour captions. (The v2 run's report is kept in `baselines/results/mini-odmap-v2/`.)
 
 An experiment is data (`Experiment`, `Arm`): the arms name a recipe and the settings they change;
-each (arm, seed) run is exactly one `vlbench baseline run` command per benchmark, recorded in the
-submission's meta, so any single file can be regenerated on its own.
+each (arm, seed) run is exactly one `vlbench baseline run` command per benchmark (`plan_jobs`,
+`job_argv`), recorded in the submission's meta, so any single file can be regenerated on its own.
+This module is only that data and its plan: `experiment_runner.py` runs the jobs, `analysis.py`
+scores them and `report.py` writes the report, each given the `Experiment` record.
 """
 
 from __future__ import annotations
 
-import os
-import shlex
-import sys
-import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -66,6 +63,15 @@ class Experiment:
 
     def arm(self, name: str) -> Arm:
         return next(a for a in self.arms if a.name == name)
+
+    def describe(self) -> dict[str, Any]:
+        """The experiment as data (for results.json and the README)."""
+        return {
+            "name": self.name, "description": self.description, "seeds": list(self.seeds),
+            "preregistered": self.preregistered, "common": dict(self.common), "finetune": dict(self.finetune),
+            "arms": [{"name": a.name, "label": a.label, "recipe": a.recipe, "init": a.init, "sets": dict(a.sets)}
+                     for a in self.arms],
+        }
 
 
 # The pre-registered v3 recipe (tasks/mini/README.md, "The recipe"), for two CPU cores: the
@@ -174,128 +180,3 @@ def job_argv(job: Job, benchmark: str, out: Path, data_dir: Path | None) -> list
     if data_dir is not None:
         argv += ["--data-dir", str(data_dir)]
     return [*argv, "--set", *job.sets]
-
-
-def _run_job(job: Job, exp_name: str, data_dir: Path | None, threads: int, command: str) -> dict[str, Any]:
-    """One arm and seed: train once (the first benchmark's run), predict for every benchmark."""
-    import torch
-
-    from .run import run_recipe
-
-    torch.set_num_threads(threads)
-    info: dict[str, Any] = {"arm": job.arm.name, "seed": job.seed, "files": {}}
-    started = time.perf_counter()
-    for benchmark, out in job.outputs:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        argv = job_argv(job, benchmark, out, data_dir)
-        result = run_recipe(job.arm.recipe, benchmark, out, sets=list(job.sets), device="cpu",
-                            data_dir=data_dir, checkpoint_dir=job.checkpoint_dir, argv=argv, progress=False,
-                            meta_extra={"experiment": {"name": exp_name, "arm": job.arm.name, "arm_label": job.arm.label,
-                                                       "seed": job.seed, "init": job.arm.init, "command": command}},
-                            method=f"{exp_name} arm {job.arm.label} (seed {job.seed})")
-        info["files"][benchmark] = str(out)
-        if result.train and result.train.get("resumed_from_step", 0) == 0:
-            info["train"] = result.train
-    info["wall_time_s"] = round(time.perf_counter() - started, 2)
-    return info
-
-
-def run_jobs(jobs: Sequence[Job], exp_name: str, data_dir: Path | None, workers: int, command: str,
-             progress: bool) -> list[dict[str, Any]]:
-    """Arms without `init` first (in parallel), then the fine-tunes that start from them.
-
-    Several one-thread processes use two cores better than one two-thread process at these
-    matrix sizes (measured: baselines/README.md)."""
-    phases = [[j for j in jobs if j.arm.init is None], [j for j in jobs if j.arm.init is not None]]
-    done: list[dict[str, Any]] = []
-    total = len(jobs)
-    for phase in phases:
-        if not phase:
-            continue
-        if workers <= 1:
-            results = (_run_job(j, exp_name, data_dir, 1, command) for j in phase)
-            for r in results:
-                done.append(_report(r, len(done) + 1, total, progress))
-            continue
-        import multiprocessing
-
-        # spawn: torch and fork do not mix (OpenMP pools, thread state)
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(_run_job, j, exp_name, data_dir, 1, command) for j in phase]
-            for f in futures:
-                done.append(_report(f.result(), len(done) + 1, total, progress))
-    return done
-
-
-def _report(info: dict[str, Any], i: int, total: int, progress: bool) -> dict[str, Any]:
-    if progress:
-        train = info.get("train") or {}
-        rate = f", {train['pairs_per_s']:.0f} pairs/s" if train.get("pairs_per_s") else ""
-        print(f"[{i}/{total}] {info['arm']} seed {info['seed']}: {info['wall_time_s']:.0f} s{rate}", file=sys.stderr,
-              flush=True)
-    return info
-
-
-def run_experiment(
-    name: str,
-    *,
-    quick: bool = False,
-    out: str | os.PathLike | None = None,
-    submissions: str | os.PathLike | None = None,
-    work_dir: str | os.PathLike | None = None,
-    data_dir: str | os.PathLike | None = None,
-    seeds: Sequence[int] | None = None,
-    workers: int | None = None,
-    bootstrap: int = 1000,
-    progress: bool = True,
-    argv: list[str] | None = None,
-    report_only: bool = False,
-) -> Path:
-    """Train, predict, score and report; returns the results folder. `report_only`: score the
-    submissions already written and rewrite the report, without training."""
-    from vlbench.ground_truth import default_data_dir
-
-    from .analysis import write_report
-    from .data import mini_unbiased_train, mini_world
-
-    exp = get_experiment(name, quick, seeds)
-    if bootstrap < 0:
-        raise UsageError("--bootstrap must not be negative")
-    data = Path(data_dir) if data_dir else None
-    base = data or default_data_dir()
-    work = Path(work_dir) if work_dir else base / "runs" / (f"{exp.name}-quick" if quick else exp.name)
-    out_dir = Path(out) if out else (work / "results" if quick else Path("baselines") / "results" / exp.name)
-    subs = Path(submissions) if submissions else (out_dir / "submissions" if quick else Path("submissions"))
-    for folder in (out_dir.parent, subs):
-        if folder.exists() and not folder.is_dir():
-            raise UsageError(f"{folder} is not a folder")
-    # two one-thread workers on two cores (the pre-registered recipe); more where there are more cores
-    workers = workers or min(4, max(1, (os.cpu_count() or 1)), len(exp.seeds) * 2)
-    command = shlex.join(["vlbench", *(sys.argv[1:] if argv is None else argv)])
-    started = time.perf_counter()
-    jobs = plan_jobs(exp, work, subs)
-    if report_only:
-        missing = [str(p) for j in jobs for _, p in j.outputs if not p.is_file()]
-        if missing:
-            raise UsageError(f"--report-only: {len(missing)} submissions are missing, e.g. {missing[0]}; run the experiment")
-        runs = [{"arm": j.arm.name, "seed": j.seed, "files": {b: str(p) for b, p in j.outputs}} for j in jobs]
-    else:
-        # the world and the twin once, before the workers start (they would race to write them)
-        mini_unbiased_train(mini_world(base, progress=progress, world=WORLD), progress=progress, name=WORLD)
-        runs = run_jobs(jobs, exp.name, data, workers, command, progress)
-    train_s = time.perf_counter() - started
-    write_report(exp, jobs, runs, out_dir, data_dir=data, bootstrap=bootstrap, command=command, quick=quick,
-                 timing={"train_and_predict_s": round(train_s, 1), "workers": workers}, started=started)
-    if progress:
-        print(f"wrote {out_dir} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    return out_dir
-
-
-def describe(exp: Experiment) -> dict[str, Any]:
-    """The experiment as data (for results.json and the README)."""
-    return {
-        "name": exp.name, "description": exp.description, "seeds": list(exp.seeds), "preregistered": exp.preregistered,
-        "common": dict(exp.common), "finetune": dict(exp.finetune),
-        "arms": [{"name": a.name, "label": a.label, "recipe": a.recipe, "init": a.init, "sets": dict(a.sets)}
-                 for a in exp.arms],
-    }

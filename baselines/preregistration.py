@@ -1,6 +1,6 @@
 """The mini ODmAP experiment's pre-registered analysis: validity gates, primary and secondary result.
 
-Frozen before the validation run (issue 21): changing a threshold, a metric or a contrast here after
+Frozen before the validation run (tasks/mini/README.md): changing a threshold, a metric or a contrast here after
 seeing results is a new pre-registration and must say so in the benchmark card. Every value comes
 from the report that `analysis.analyse` builds: pooled values are means over seeds, differences use
 the two-level bootstrap (seeds and source images), all 95% percentile intervals.

@@ -1,8 +1,10 @@
 """Discovery: which task types, benchmarks and command-line plugins are installed.
 
-Task packages are found, not listed here: a subpackage of `tasks` that exports `TASK` (a
-`vlbench.task_type.TaskType` instance) and `BENCHMARKS` (a tuple of `vlbench.benchmark.Benchmark`)
-is registered.
+Task packages are found, not listed here: a subpackage of `tasks` that exports `BENCHMARKS` (a
+tuple of `vlbench.benchmark.Benchmark`, light records) and `TASK_MODULE` (the name of the module
+that holds its `TASK`, a `vlbench.task_type.TaskType` instance) is registered. Discovery reads the
+records only; a task type is imported when a benchmark of it is first used, so a command that
+scores one benchmark imports no other task's code.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -21,9 +24,31 @@ if TYPE_CHECKING:  # discovery needs neither at run time (and TaskType pulls in 
     from vlbench.task_type import TaskType
 
 
+class TaskTypes(Mapping[str, "TaskType"]):
+    """Task name -> `TaskType`, each imported from its package's `TASK_MODULE` when first asked for."""
+
+    def __init__(self, modules: Mapping[str, str]) -> None:
+        self._modules = dict(modules)
+        self._loaded: dict[str, TaskType] = {}
+
+    def __getitem__(self, name: str) -> TaskType:
+        if name not in self._loaded:
+            task = importlib.import_module(self._modules[name]).TASK
+            if task.name != name:
+                raise RuntimeError(f"{self._modules[name]} holds task {task.name}, registered as {name}")
+            self._loaded[name] = task
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+
 @dataclass(frozen=True)
 class Registry:
-    tasks: dict[str, TaskType]
+    tasks: Mapping[str, TaskType]
     benchmarks: dict[str, Benchmark]
 
     def benchmark(self, benchmark_id: str) -> Benchmark:
@@ -43,28 +68,43 @@ class Registry:
 
 @cache
 def registry() -> Registry:
-    """Discover task packages under `tasks/`."""
+    """Discover task packages under `tasks/` (their records; their task types on first use)."""
     import vlbench.tasks as tasks
 
-    found_tasks: dict[str, TaskType] = {}
+    task_modules: dict[str, str] = {}
     found_benchmarks: dict[str, Benchmark] = {}
     for info in sorted(pkgutil.iter_modules(tasks.__path__), key=lambda i: i.name):
         if not info.ispkg:
             continue
-        module = importlib.import_module(f"vlbench.tasks.{info.name}")
-        task = getattr(module, "TASK", None)
-        if task is None:
+        package = importlib.import_module(f"vlbench.tasks.{info.name}")
+        module = package.__dict__.get("TASK_MODULE")  # not getattr: that would import the task type
+        if module is None:
             continue
-        if task.name in found_tasks:
-            raise RuntimeError(f"task {task.name} registered twice")
-        found_tasks[task.name] = task
-        for b in getattr(module, "BENCHMARKS", ()):
+        names = {b.task for b in package.BENCHMARKS}
+        if len(names) != 1:
+            raise RuntimeError(f"{package.__name__}'s benchmarks must name its one task; they name {sorted(names)}")
+        name = names.pop()
+        if name in task_modules:
+            raise RuntimeError(f"task {name} registered twice")
+        task_modules[name] = module
+        for b in package.BENCHMARKS:
             if b.id in found_benchmarks:
                 raise RuntimeError(f"benchmark {b.id} registered twice")
-            if b.task != task.name:
-                raise RuntimeError(f"benchmark {b.id} names task {b.task}, found in {task.name}")
             found_benchmarks[b.id] = b
-    return Registry(found_tasks, found_benchmarks)
+    return Registry(TaskTypes(task_modules), found_benchmarks)
+
+
+def lazy_exports(module: str, *names: str) -> Callable[[str], Any]:
+    """A task package's module `__getattr__`: `TASK` and `names`, taken from `module` when first
+    read (`from vlbench.tasks.grounding import TASK` works, and discovery does not import it)."""
+    exported = {"TASK", *names}
+
+    def attribute(name: str) -> Any:
+        if name not in exported:
+            raise AttributeError(f"module {module.rpartition('.')[0]!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(module), name)
+
+    return attribute
 
 
 # Packages that may extend the command line. The engine names them, never imports their modules
@@ -73,7 +113,8 @@ PLUGIN_PACKAGES = ("vlbench.tasks", "vlbench.baselines")
 
 
 def cli_plugins() -> list[Any]:
-    """Modules (task packages, the baselines package) that export `add_cli`.
+    """Modules that export `add_cli`: a plugin package itself (the baselines package; its modules are
+    then not imported), else each of its subpackages that does (task packages).
 
     `add_cli(commands, groups)` receives the top-level subparsers action and a dict of the engine's
     command groups' subparsers (e.g. `groups["data"]`); each parser it adds sets
@@ -84,8 +125,9 @@ def cli_plugins() -> list[Any]:
         if importlib.util.find_spec(name) is None:
             continue
         package = importlib.import_module(name)
-        if hasattr(package, "add_cli"):
+        if hasattr(package, "add_cli"):  # the package speaks for its modules (none is imported)
             found.append(package)
+            continue
         for info in sorted(pkgutil.iter_modules(getattr(package, "__path__", [])), key=lambda i: i.name):
             if not info.ispkg:
                 continue

@@ -74,7 +74,8 @@ def parse_ranked_lists(spec: RankedListSpec, section: Any, issues: IssueList) ->
 
 
 def _parse_fast(spec: RankedListSpec, section: dict[str, Any]) -> np.ndarray | None:
-    """None at the first sign of any problem. A per-list Python loop here was 3x slower."""
+    """None at the first sign of any problem. Whole-section array work, not a Python loop per list:
+    every valid submission takes this path, and a COCO-5K file has 30,000 lists."""
     if len(section) != len(spec.query_ids):
         return None
     lists = [section.get(q) for q in spec.query_ids]

@@ -20,7 +20,7 @@ from vlbench.jsonio import atomic_write_json
 from ..consensus import DocumentFrequency, consensus_index, tokenize
 from ..data import _require_files, ground_truth
 from ..provenance import weights_label
-from ..recipe import Recipe, RunContext, register
+from ..recipe import Recipe, RunContext
 from ..retrieve import embed_images, embed_texts, topk
 
 
@@ -109,11 +109,11 @@ def predict(ctx: RunContext) -> list[dict[str, Any]]:
     return predictions
 
 
-register(Recipe(
+RECIPES = (Recipe(
     name="caption-nn",
     description="nearest-neighbour captioning: the train caption nearest to the image embedding "
                 "(extra.consensus=K: Devlin et al. 2015 consensus re-ranking by CIDEr-D)",
     predictors={"captioning": "vlbench.baselines.recipes.caption_nn:predict"},
     sources={"extra.consensus": "Devlin et al. 2015, 'Exploring Nearest Neighbor Approaches for Image Captioning'"},
     method="NN caption {model} {pretrained}",
-))
+),)

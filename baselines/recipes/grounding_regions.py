@@ -19,7 +19,7 @@ import numpy as np
 from vlbench.errors import UsageError
 
 from ..data import _require_files, ground_truth
-from ..recipe import Recipe, RunContext, register
+from ..recipe import Recipe, RunContext
 from ..regions import load_proposals, nms_topk, render_region, sliding_windows
 from ..retrieve import _autocast, _bar, embed_texts
 
@@ -180,11 +180,11 @@ def predict(ctx: RunContext) -> dict[str, Any]:
     return predictions
 
 
-register(Recipe(
+RECIPES = (Recipe(
     name="grounding-clip-regions",
     description="phrase grounding: sliding-window (+ proposal) regions ranked by open_clip similarity to the phrase, NMS, top 10",
     predictors={"grounding": "vlbench.baselines.recipes.grounding_regions:predict"},
     sources={"extra.scales": "multi-scale sliding window (vlbench default 0.25,0.5,0.75,1 of each side)",
              "extra.nms_iou": "greedy NMS at IoU 0.5, the usual detection setting"},
     method="CLIP regions {model} {pretrained}",
-))
+),)

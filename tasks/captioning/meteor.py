@@ -40,13 +40,13 @@ from vlbench.tasks.captioning.meteor_stats import METEOR_STATS
 
 # As pycocoevalcap: java -jar -Xmx2G meteor-1.5.jar - - -stdio -l en -norm
 METEOR_ARGS = ["-", "-", "-stdio", "-l", "en", "-norm"]
-# Serial GC and a large young generation: loading the paraphrase table allocates millions of
-# short-lived objects; in one measurement here this cut the start-up CPU time by about 15%. (C1-only JIT,
-# -XX:TieredStopAtLevel=1, made it slower.)
+# Serial GC and a large young generation: loading the whole paraphrase table allocates millions of
+# short-lived objects, which a large young generation collects cheaply. The full JIT stays: the long
+# table load is where its compiled code pays (C1 only, -XX:TieredStopAtLevel=1, measured slower).
 JVM_FLAGS = ["-Xmx2G", "-Xms2G", "-Xmn1G", "-XX:+UseSerialGC"]
-# With a filtered table the heap stays small; no need to commit 2G per JVM up front.
-# C1 only: with the start-up no longer dominated by table loading, C2's compile threads cost more CPU
-# than they save on a few thousand statements (JVM CPU for 5,000 images: 4.7-5.2 s vs 6.4-6.8 s).
+# With a filtered table the heap stays small; no need to commit 2G per JVM up front. C1 only: the
+# run is then a few thousand statements, too short for C2's compile threads to earn back their CPU
+# (measured: tasks/captioning/README.md).
 FILTERED_JVM_FLAGS = ["-Xmx2G", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 
 

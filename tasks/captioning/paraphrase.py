@@ -190,7 +190,7 @@ def meteor_tokens(text: str, nbp: dict[str, int]) -> list[str]:
 # A phrase's key mixes its first 8 bytes, its last 8 bytes (zero where the phrase is shorter) and
 # its byte length. Why not a hash of every byte: the first use on a machine keys all 10.5 million
 # lines of the table (272 MB), and gathering 16 bytes per line costs a small fraction of reading
-# every byte as uint64 (what made that first run take 11 s). Two different phrases share a key
+# every byte as uint64. Two different phrases share a key
 # only when they agree on all three, which, like any hash collision, can only keep an extra entry
 # (harmless: an entry matches only where its phrase and paraphrase occur).
 _M1 = np.uint64(0x9E3779B97F4A7C15)

@@ -18,7 +18,8 @@ Design: fast exact paths for the common shapes, and the whole lexer for the rest
   `ptb_chars`) take most captions the fast path leaves: quotes, brackets, Unicode, URLs, emoji,
   abbreviations in context. They cover every real caption of `../shared/realdata`.
 * Every other caption (rare shapes: smileys, e-mail addresses, file names, fractions, SGML...)
-  goes to `ptb_lexer`, the lexer's whole grammar restated in Python (about 1.5 ms a caption).
+  goes to `ptb_lexer`, the lexer's whole grammar restated in Python (exact, but the slowest path
+  per caption, hence the last).
   `VLBENCH_PTB=jar` sends them to the real jar instead, as a cross-check (`TokenizerUnavailable`
   when it cannot run).
 

@@ -272,4 +272,6 @@ def _none_match(predictions: list, index: Mapping[Any, int], benchmark: Benchmar
     return True
 
 
-__all__ = ["CaptioningTask"]
+TASK = CaptioningTask()
+
+__all__ = ["TASK", "CaptioningTask"]

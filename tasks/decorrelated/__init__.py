@@ -4,9 +4,11 @@ Importing this package needs numpy only; the inpainting fill (`tasks.decorrelate
 torch and diffusers lazily.
 """
 
+from vlbench.registry import lazy_exports
 from vlbench.tasks.decorrelated.benchmarks import BENCHMARKS
-from vlbench.tasks.decorrelated.task import DecorrelatedRetrievalTask
 
-TASK = DecorrelatedRetrievalTask()
+# the task type, imported when one of its benchmarks is first used (vlbench.registry)
+TASK_MODULE = "vlbench.tasks.decorrelated.task"
+__getattr__ = lazy_exports(TASK_MODULE, "DecorrelatedRetrievalTask")
 
 __all__ = ["BENCHMARKS", "TASK", "DecorrelatedRetrievalTask"]

@@ -125,3 +125,6 @@ class DecorrelatedRetrievalTask(TaskType):
             raise UsageError(f"benchmark {benchmark.id}: unknown source kind {kind!r}")
         target = prepare_target(benchmark, benchmark.files[0], data_dir)
         return [write_manifest(target, manifest)]
+
+
+TASK = DecorrelatedRetrievalTask()

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from vlbench.registry import lazy_exports
 from vlbench.tasks.grounding.benchmarks import BENCHMARKS
-from vlbench.tasks.grounding.task import GroundingTask
 
-TASK = GroundingTask()
+# the task type, imported when one of its benchmarks is first used (vlbench.registry)
+TASK_MODULE = "vlbench.tasks.grounding.task"
+__getattr__ = lazy_exports(TASK_MODULE, "GroundingTask")
 
 
 def add_cli(commands: Any, groups: dict[str, Any]) -> None:

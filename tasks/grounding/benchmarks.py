@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from vlbench.benchmark import Benchmark, DataFile, Metric
-from vlbench.tasks.grounding.loaders import TYPES
-from vlbench.tasks.grounding.prepare import GT_FILE
-from vlbench.tasks.grounding.scores import MEASURES, PROTOCOLS
+from vlbench.tasks.grounding.protocol import GT_FILE, MEASURES, PROTOCOLS, TYPES
 from vlbench.tasks.mini.files import mini_file
 from vlbench.tasks.mini.world import ENTITY_TYPES
 

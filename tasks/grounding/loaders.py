@@ -25,11 +25,8 @@ from typing import Any
 import numpy as np
 
 from vlbench.tasks.flickr30k_entities import parse_annotation, parse_sentences
+from vlbench.tasks.grounding.protocol import TYPES
 
-# The eight entity types scored per column (the ninth, notvisual, never has a box).
-TYPES: tuple[str, ...] = (
-    "people", "clothing", "bodyparts", "animals", "vehicles", "instruments", "scene", "other",
-)
 GT_FORMAT = "vlbench-flickr30k-entities-gt"
 GT_FORMAT_VERSION = 1
 

@@ -20,8 +20,6 @@ from vlbench.tasks.grounding.loaders import (
 )
 from vlbench.tasks.grounding.scores import entity_types
 
-GT_FILE = "ground_truth.json"
-
 
 def prepare_ground_truth(benchmark: Benchmark, source: str, data_dir: Path, force: bool = False) -> list[Path]:
     """The benchmark's ground-truth file from the release's tree (a folder, or a hub id to fetch);

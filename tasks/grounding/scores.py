@@ -15,15 +15,10 @@ from vlbench.tasks.grounding.loaders import (
     TYPES,
     GroundTruth,
 )
-from vlbench.tasks.grounding.metrics import KS, box_best_iou, pairwise_iou, phrase_hits
+from vlbench.tasks.grounding.metrics import box_best_iou, pairwise_iou, phrase_hits
+from vlbench.tasks.grounding.protocol import MEASURES, PROTOCOLS
 
 POPULATION = "phrases"
-
-
-MEASURES: tuple[str, ...] = tuple(f"R@{k}" for k in KS) + ("UB",)
-
-
-PROTOCOLS: tuple[str, ...] = ("", "merged_")  # ANY-BOX, MERGED-BOX
 
 
 def metric_keys(types: tuple[str, ...] = TYPES) -> list[str]:

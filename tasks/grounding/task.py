@@ -114,3 +114,6 @@ class GroundingTask(TaskType):
 
     def prepare(self, benchmark: Benchmark, source: str, data_dir: Path, force: bool = False) -> list[Path]:
         return prepare_ground_truth(benchmark, source, data_dir, force)
+
+
+TASK = GroundingTask()

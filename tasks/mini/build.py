@@ -69,7 +69,7 @@ class MiniConfig:
         return self.dependents.pairs if self.dependents is not None else PARTNER_PAIRS
 
 
-# mini-decorrelated v3's pairs, (cue, dependent): the v2 partner pairs, now directed.
+# mini-decorrelated v3's pairs, (cue, dependent): the v2 partner pairs, directed.
 CUE_DEPENDENT: tuple[tuple[str, str], ...] = (("star", "ring"), ("heart", "arrow"), ("triangle", "disc"))
 V3_SEED = 3
 
@@ -204,7 +204,7 @@ def write_mini_benchmark(
     scenes = list(iter_scenes(config))
     caps: list[list[tuple[int, Caption]]] = []
     sentid = 1
-    # every step that takes seconds shows progress on a terminal (about 30 s in all on one core)
+    # every step that takes seconds shows progress on a terminal
     for scene in progress(scenes, desc="mini world captions", unit="img"):
         row = []
         for cap in scene_captions(config, scene):

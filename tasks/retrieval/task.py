@@ -146,3 +146,4 @@ class RetrievalTask(TaskType):
         return [write_ground_truth(target, gt)]
 
 
+TASK = RetrievalTask()

@@ -3,10 +3,14 @@ benchmark records' cross-references that the engine relies on instead of task na
 
 from __future__ import annotations
 
+import importlib
+import subprocess
+import sys
+
 import pytest
 
 from vlbench.errors import UsageError
-from vlbench.registry import cli_plugins, registry
+from vlbench.registry import TaskTypes, cli_plugins, registry
 from vlbench.task_type import TaskType
 
 
@@ -57,3 +61,46 @@ def test_cli_plugins_export_add_cli() -> None:
     names = [m.__name__ for m in cli_plugins()]
     assert "vlbench.baselines" in names and "vlbench.tasks.grounding" in names
     assert all(callable(m.add_cli) for m in cli_plugins())
+
+
+def test_a_plugin_package_with_add_cli_speaks_for_its_modules() -> None:
+    """The baselines package adds its commands itself: none of its subpackages is imported."""
+    code = ("import sys\nfrom vlbench.registry import cli_plugins\nnames = [m.__name__ for m in cli_plugins()]\n"
+            "print(names.count('vlbench.baselines'), sorted(m for m in sys.modules if m.startswith('vlbench.baselines.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1 []"
+
+
+def test_discovery_reads_records_and_imports_a_task_type_on_first_use() -> None:
+    """A command on one benchmark imports that benchmark's task type only (start-up time)."""
+    code = (
+        "import sys\n"
+        "from vlbench.registry import registry\n"
+        "reg = registry()\n"
+        "assert len(reg.benchmarks) > 10 and len(reg.tasks) == 4\n"
+        "before = sorted(m for m in sys.modules if m.startswith('vlbench.tasks.') and m.endswith('.task'))\n"
+        "reg.task_of(reg.benchmark('mini-retrieval'))\n"
+        "after = sorted(m for m in sys.modules if m.startswith('vlbench.tasks.') and m.endswith('.task'))\n"
+        "print(before, after)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "['vlbench.tasks.retrieval.task']"]
+
+
+def test_the_package_s_task_is_the_registry_s() -> None:
+    import vlbench.tasks.grounding as grounding
+    from vlbench.tasks.grounding.task import GroundingTask
+
+    assert grounding.TASK is registry().tasks["grounding"] and grounding.GroundingTask is GroundingTask
+    with pytest.raises(AttributeError, match="has no attribute 'add_cli_x'"):
+        grounding.add_cli_x  # noqa: B018 (the attribute read is the test)
+    assert not hasattr(importlib.import_module("vlbench.tasks.retrieval"), "add_cli")
+
+
+def test_a_task_module_holding_another_task_is_refused() -> None:
+    tasks = TaskTypes({"retrieval": "vlbench.tasks.captioning.task"})
+    assert list(tasks) == ["retrieval"] and len(tasks) == 1
+    with pytest.raises(RuntimeError, match="holds task captioning, registered as retrieval"):
+        tasks["retrieval"]

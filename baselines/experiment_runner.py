@@ -1,0 +1,132 @@
+"""Running an experiment (`experiment.py` holds what it is): every job of its plan, in worker
+processes, then the report (`report.write_report`), given the `Experiment` record."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from vlbench.errors import UsageError
+
+from .experiment import WORLD, Job, get_experiment, job_argv, plan_jobs
+
+
+def _run_job(job: Job, exp_name: str, data_dir: Path | None, threads: int, command: str) -> dict[str, Any]:
+    """One arm and seed: train once (the first benchmark's run), predict for every benchmark."""
+    import torch
+
+    from .run import run_recipe
+
+    torch.set_num_threads(threads)
+    info: dict[str, Any] = {"arm": job.arm.name, "seed": job.seed, "files": {}}
+    started = time.perf_counter()
+    for benchmark, out in job.outputs:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        argv = job_argv(job, benchmark, out, data_dir)
+        result = run_recipe(job.arm.recipe, benchmark, out, sets=list(job.sets), device="cpu",
+                            data_dir=data_dir, checkpoint_dir=job.checkpoint_dir, argv=argv, progress=False,
+                            meta_extra={"experiment": {"name": exp_name, "arm": job.arm.name, "arm_label": job.arm.label,
+                                                       "seed": job.seed, "init": job.arm.init, "command": command}},
+                            method=f"{exp_name} arm {job.arm.label} (seed {job.seed})")
+        info["files"][benchmark] = str(out)
+        if result.train and result.train.get("resumed_from_step", 0) == 0:
+            info["train"] = result.train
+    info["wall_time_s"] = round(time.perf_counter() - started, 2)
+    return info
+
+
+def run_jobs(jobs: Sequence[Job], exp_name: str, data_dir: Path | None, workers: int, command: str,
+             progress: bool) -> list[dict[str, Any]]:
+    """Arms without `init` first (in parallel), then the fine-tunes that start from them.
+
+    Several one-thread processes use two cores better than one two-thread process at these
+    matrix sizes (measured: baselines/README.md)."""
+    phases = [[j for j in jobs if j.arm.init is None], [j for j in jobs if j.arm.init is not None]]
+    done: list[dict[str, Any]] = []
+    total = len(jobs)
+    for phase in phases:
+        if not phase:
+            continue
+        if workers <= 1:
+            results = (_run_job(j, exp_name, data_dir, 1, command) for j in phase)
+            for r in results:
+                done.append(_report(r, len(done) + 1, total, progress))
+            continue
+        import multiprocessing
+
+        # spawn: torch and fork do not mix (OpenMP pools, thread state)
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(_run_job, j, exp_name, data_dir, 1, command) for j in phase]
+            for f in futures:
+                done.append(_report(f.result(), len(done) + 1, total, progress))
+    return done
+
+
+def _report(info: dict[str, Any], i: int, total: int, progress: bool) -> dict[str, Any]:
+    if progress:
+        train = info.get("train") or {}
+        rate = f", {train['pairs_per_s']:.0f} pairs/s" if train.get("pairs_per_s") else ""
+        print(f"[{i}/{total}] {info['arm']} seed {info['seed']}: {info['wall_time_s']:.0f} s{rate}", file=sys.stderr,
+              flush=True)
+    return info
+
+
+def run_experiment(
+    name: str,
+    *,
+    quick: bool = False,
+    out: str | os.PathLike | None = None,
+    submissions: str | os.PathLike | None = None,
+    work_dir: str | os.PathLike | None = None,
+    data_dir: str | os.PathLike | None = None,
+    seeds: Sequence[int] | None = None,
+    workers: int | None = None,
+    bootstrap: int = 1000,
+    progress: bool = True,
+    argv: list[str] | None = None,
+    report_only: bool = False,
+) -> Path:
+    """Train, predict, score and report; returns the results folder. `report_only`: score the
+    submissions already written and rewrite the report, without training."""
+    from vlbench.ground_truth import default_data_dir
+
+    from .data import mini_unbiased_train, mini_world
+    from .report import write_report
+
+    exp = get_experiment(name, quick, seeds)
+    if bootstrap < 0:
+        raise UsageError("--bootstrap must not be negative")
+    data = Path(data_dir) if data_dir else None
+    base = data or default_data_dir()
+    work = Path(work_dir) if work_dir else base / "runs" / (f"{exp.name}-quick" if quick else exp.name)
+    out_dir = Path(out) if out else (work / "results" if quick else Path("baselines") / "results" / exp.name)
+    subs = Path(submissions) if submissions else (out_dir / "submissions" if quick else Path("submissions"))
+    for folder in (out_dir.parent, subs):
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(f"{folder} is not a folder")
+    # two one-thread workers on two cores (the pre-registered recipe); more where there are more cores
+    workers = workers or min(4, max(1, (os.cpu_count() or 1)), len(exp.seeds) * 2)
+    command = shlex.join(["vlbench", *(sys.argv[1:] if argv is None else argv)])
+    started = time.perf_counter()
+    jobs = plan_jobs(exp, work, subs)
+    if report_only:
+        missing = [str(p) for j in jobs for _, p in j.outputs if not p.is_file()]
+        if missing:
+            raise UsageError(f"--report-only: {len(missing)} submissions are missing, e.g. {missing[0]}; run the experiment")
+        runs = [{"arm": j.arm.name, "seed": j.seed, "files": {b: str(p) for b, p in j.outputs}} for j in jobs]
+    else:
+        # the world and the twin once, before the workers start (they would race to write them)
+        mini_unbiased_train(mini_world(base, progress=progress, world=WORLD), progress=progress, name=WORLD)
+        runs = run_jobs(jobs, exp.name, data, workers, command, progress)
+    train_s = time.perf_counter() - started
+    write_report(exp, jobs, runs, out_dir, data_dir=data, bootstrap=bootstrap, command=command, quick=quick,
+                 timing={"train_and_predict_s": round(train_s, 1), "workers": workers}, started=started)
+    if progress:
+        print(f"wrote {out_dir} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return out_dir

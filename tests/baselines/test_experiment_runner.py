@@ -1,0 +1,97 @@
+"""`vlbench baseline experiment mini-odmap --quick` end to end (`experiment_runner.py`): the files it
+writes, every submission valid and regenerable from its meta, the report's numbers equal to
+`vlbench score`. No claim about the sign of any result: at toy size the numbers mean nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vlbench.baselines.experiment import BENCHMARKS, get_experiment
+from vlbench.cli import main
+from vlbench.scoring import score_file
+from vlbench.submission import validate
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
+    work = tmp_path_factory.mktemp("quick")
+    argv = [sys.executable, "-m", "vlbench", "baseline", "experiment", "mini-odmap", "--quick", "--data-dir",
+            str(data_dir), "--work-dir", str(work / "runs"), "--out", str(work / "results"), "--submissions",
+            str(work / "subs"), "--workers", "2", "--bootstrap", "50", "--quiet"]
+    # its own process group, killed whole on timeout: a stuck training worker fails the test, never hangs it
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        output, _ = proc.communicate(timeout=900)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("the quick experiment did not finish within 900 s")
+    assert proc.returncode == 0, output
+    return work
+
+
+def test_quick_writes_the_report_and_valid_submissions(quick: Path, data_dir: Path) -> None:
+    results = quick / "results"
+    assert {p.name for p in results.iterdir()} == {"README.md", "results.json", "plot.png"}
+    assert (results / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    doc = json.loads((results / "results.json").read_text())
+    exp = get_experiment("mini-odmap", quick=True)
+    arms = [a.name for a in exp.arms]
+    assert [(r["arm"], r["seed"]) for r in doc["runs"]] == [(a, s) for a in arms for s in exp.seeds]
+    overs = {(d["a"], d["b"], d["over"]) for d in doc["differences"]}
+    for a, b in (("synthetic", "control"), ("synthetic", "biased"), ("unbiased", "biased")):
+        assert {(a, b, f"seed {s}") for s in exp.seeds} | {(a, b, "pooled")} <= overs
+    readme = (results / "README.md").read_text()
+    assert "ODmAP@1/partner" in readme and "ODmAP@1/control" in readme and "i2t_R@1" in readme
+    # the gates and the primary result are reported, whatever they show (no claim on any sign)
+    pre = doc["preregistered"]
+    assert [g["gate"].split()[0] for g in pre["gates"]] == ["G1", "G2", "V"]
+    assert all(isinstance(g["passed"], bool) for g in pre["gates"])
+    assert pre["primary"]["metric"] == "ODmAP@1/partner" and len(pre["primary"]["ci95"]) == 2
+    assert isinstance(pre["secondary"]["non_inferior"], bool)
+    assert "Validity gates" in readme and "Primary result" in readme
+    assert "expected value of random ranking" in readme
+    moved = doc["fine_tune_moved"]
+    assert {(m["arm"], m["seed"]) for m in moved} == {(a, s) for a in ("control", "synthetic") for s in exp.seeds}
+    assert all(0.0 <= m["top1_changed"] <= 1.0 for m in moved) and "Did the fine-tunes move" in readme
+    for arm in arms:
+        for seed in exp.seeds:
+            for benchmark in BENCHMARKS:
+                path = quick / "subs" / benchmark / f"mini-odmap-{arm}-seed{seed}.json"
+                validated = validate(path, data_dir=data_dir)
+                assert validated.benchmark.id == benchmark
+                meta = json.loads(path.read_text())["meta"]
+                assert meta["extra"]["experiment"]["arm"] == arm and meta["extra"]["recipe"]["seed"] == seed
+                assert meta["extra"]["recipe"]["command"].startswith("vlbench baseline run ")
+
+
+def test_report_numbers_are_what_vlbench_score_gives(quick: Path, data_dir: Path) -> None:
+    doc = json.loads((quick / "results" / "results.json").read_text())
+    run = doc["runs"][0]
+    for benchmark in BENCHMARKS:
+        path = quick / "subs" / benchmark / f"mini-odmap-{run['arm']}-seed{run['seed']}.json"
+        scores = score_file(path, data_dir=data_dir, bootstrap=0).result.scores
+        for key, value in run["scores"].items():
+            if key in scores:
+                assert value == scores[key]
+
+
+def test_each_submission_names_the_command_that_regenerates_it(quick: Path, data_dir: Path) -> None:
+    """The recorded per-run command, rerun, gives the same predictions (the finished checkpoint is
+    reused; a fresh work folder would retrain to the same weights: the loop is seeded)."""
+    path = quick / "subs" / "mini-shapes-retrieval" / "mini-odmap-control-seed1.json"
+    meta = json.loads(path.read_text())["meta"]
+    again = quick / "again.json"
+    argv = meta["extra"]["recipe"]["command"].split()[1:]
+    out_at = argv.index("--out")
+    argv[out_at + 1] = str(again)
+    assert main([*argv, "--quiet"]) == 0
+    assert json.loads(again.read_text())["predictions"] == json.loads(path.read_text())["predictions"]
