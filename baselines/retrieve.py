@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .runtime import autocast
+
 
 def _bar(total: int, desc: str, progress: bool) -> Any:
     from tqdm import tqdm
@@ -18,15 +20,10 @@ def _bar(total: int, desc: str, progress: bool) -> Any:
     return tqdm(total=total, desc=desc, unit="item", disable=not (progress and sys.stderr.isatty()), dynamic_ncols=True)
 
 
-def _autocast(device: str) -> Any:
-    import torch
-
-    return torch.autocast(device_type="cuda", dtype=torch.bfloat16) if device.startswith("cuda") else torch.autocast("cpu", enabled=False)
-
-
 def embed_images(model: Any, preprocess: Callable[[Any], Any], paths: Sequence[Path], *, device: str,
-                 batch_size: int, workers: int = 0, progress: bool = True) -> Any:
-    """L2-normalised image embeddings (float32, on `device`), in the order of `paths`."""
+                 precision: str, batch_size: int, workers: int = 0, progress: bool = True) -> Any:
+    """L2-normalised image embeddings (float32, on `device`; computed in `precision`, see
+    `runtime.autocast`), in the order of `paths`."""
     import torch
     from PIL import Image
     from torch.utils.data import DataLoader
@@ -42,7 +39,7 @@ def embed_images(model: Any, preprocess: Callable[[Any], Any], paths: Sequence[P
     out = []
     bar = _bar(len(paths), "images", progress)
     loader = DataLoader(Images(), batch_size=batch_size, num_workers=workers, pin_memory=device.startswith("cuda"))
-    with torch.no_grad(), _autocast(device):
+    with torch.no_grad(), autocast(precision, device):
         for batch in loader:
             out.append(model.encode_image(batch.to(device, non_blocking=True), normalize=True).float())
             bar.update(len(batch))
@@ -51,12 +48,13 @@ def embed_images(model: Any, preprocess: Callable[[Any], Any], paths: Sequence[P
 
 
 def embed_texts(model: Any, tokenizer: Callable[[list[str]], Any], texts: Sequence[str], *, device: str,
-                batch_size: int, progress: bool = True) -> Any:
+                precision: str, batch_size: int, progress: bool = True) -> Any:
+    """L2-normalised text embeddings, as `embed_images`."""
     import torch
 
     out = []
     bar = _bar(len(texts), "texts", progress)
-    with torch.no_grad(), _autocast(device):
+    with torch.no_grad(), autocast(precision, device):
         for lo in range(0, len(texts), batch_size):
             tokens = tokenizer(list(texts[lo : lo + batch_size])).to(device)
             out.append(model.encode_text(tokens, normalize=True).float())

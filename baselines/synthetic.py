@@ -30,6 +30,8 @@ from vlbench.errors import UsageError
 from vlbench.jsonio import atomic_write_bytes, atomic_write_json, read_trusted_json
 from vlbench.tasks.decorrelated.removal import TAU1, TAU2, TAU3, Removal, candidate_removals
 
+from .runtime import barrier, is_distributed
+
 MANIFEST = "manifest.json"
 FORMAT = "vlbench-synthetic-pairs"
 FILLS = ("inpaint", "blur", "mean", "zero", "rerender")
@@ -520,21 +522,6 @@ def _mini_scene(image_id: int, world: str) -> Any:
     return _SCENES[world].get(image_id)
 
 
-def _distributed() -> bool:
-    try:
-        import torch.distributed as dist
-    except ImportError:
-        return False
-    return dist.is_available() and dist.is_initialized()
-
-
-def _barrier() -> None:
-    if _distributed():
-        import torch.distributed as dist
-
-        dist.barrier()
-
-
 def _fill(filler: Filler, todo: Sequence[tuple[int, Planned]], staging: Path, seed: int, batch_size: int,
           fill: str, progress: bool, tqdm: Any) -> None:
     mine = [(k, p) for k, p in todo if not (staging / p.file_name).is_file()]
@@ -584,10 +571,10 @@ def build_synthetic_pairs(
     filler = filler or Filler(fill, device, inpaint_model, inpaint_steps, inpaint_resolution, batch_size)
     if not 0 <= rank < world_size:
         raise UsageError(f"rank {rank} is not in 0..{world_size - 1}")
-    distributed = _distributed()
+    distributed = is_distributed()
     # Images already in the staging folder come from an interrupted run (each written atomically).
     _fill(filler, shard(planned, rank, world_size), staging, seed, batch_size, fill, progress, tqdm)
-    _barrier()
+    barrier()
     if not distributed and rank != 0:
         return [(staging / p.file_name, p.caption, p.source.image_id) for _, p in shard(planned, rank, world_size)]
     if not distributed and world_size > 1:
@@ -607,7 +594,7 @@ def build_synthetic_pairs(
         if folder.exists():
             shutil.rmtree(folder)
         os.replace(staging, folder)
-    _barrier()
+    barrier()
     built = _cached(folder)
     if built is None:
         raise UsageError(f"the synthetic set in {folder} is incomplete after building; delete it and rerun")

@@ -1,7 +1,7 @@
 """The one contrastive training loop every recipe uses.
 
-Precision, distribution, checkpoints, logging and progress are handled here once. Design choices
-and why:
+Checkpoints, logging and the schedule are handled here once; the device, the process group and
+the precision come from `runtime.py`, as for every other step of a recipe. Design choices and why:
 - The data order is a pure function of (seed, epoch): a resumed run and an uninterrupted one see
   the same batches without saving sampler state, and N processes see the same global batches as
   one process (each takes its contiguous slice), so their results agree.
@@ -28,39 +28,13 @@ from vlbench.errors import UsageError
 
 from .config import TRAINING_KEYS, RecipeConfig
 from .data import Pair
+from .runtime import Distributed, autocast, device_type
 
 CHECKPOINT = "checkpoint.pt"
 
 
 class StopTraining(Exception):
     """Raised by `train(stop_after=...)`: simulates a killed run in tests."""
-
-
-@dataclass(frozen=True)
-class Distributed:
-    rank: int = 0
-    world_size: int = 1
-    local_rank: int = 0
-
-    @property
-    def main(self) -> bool:
-        return self.rank == 0
-
-
-def init_distributed(device: str) -> Distributed:
-    """torchrun's environment -> an initialised process group (gloo on CPU, nccl on CUDA)."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world <= 1:
-        return Distributed()
-    import torch
-    import torch.distributed as dist
-
-    rank, local = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
-    if not dist.is_initialized():
-        dist.init_process_group("nccl" if device.startswith("cuda") else "gloo")
-    if device.startswith("cuda"):
-        torch.cuda.set_device(local)
-    return Distributed(rank, world, local)
 
 
 def schedule(config: RecipeConfig, n_pairs: int, world: int = 1) -> tuple[int, int]:
@@ -233,17 +207,19 @@ def train(
     *,
     device: str,
     checkpoint_dir: Path | None,
-    dist: Distributed = Distributed(),
+    dist: Distributed | None = None,
     stop_after: int | None = None,
     progress: bool = True,
 ) -> TrainResult:
     """Train `loaded.model` in place on `pairs`; resumes from `checkpoint_dir` when it holds a
-    checkpoint of the same training configuration."""
+    checkpoint of the same training configuration. `dist`: this process's place in the run
+    (`runtime.init_distributed`; default one process)."""
     import torch
     from open_clip.loss import ClipLoss
     from torch.utils.data import DataLoader
     from tqdm import tqdm
 
+    dist = dist or Distributed()
     model = loaded.model
     model.to(device)
     model.train()
@@ -272,11 +248,10 @@ def train(
     if dist.world_size > 1:
         from torch.nn.parallel import DistributedDataParallel
 
-        wrapped = DistributedDataParallel(model, device_ids=[dist.local_rank] if device.startswith("cuda") else None)
+        wrapped = DistributedDataParallel(model, device_ids=[dist.local_rank] if device_type(device) == "cuda" else None)
     if config.compile:
         wrapped = torch.compile(wrapped)
     loss_fn = ClipLoss(local_loss=False, gather_with_grad=True, rank=dist.rank, world_size=dist.world_size)
-    use_bf16 = config.precision == "bf16" or (config.precision == "auto" and device.startswith("cuda"))
     # a cache in the main process only: loader workers would each fill (and drop) their own copy
     dataset = PairDataset(pairs, loaded.preprocess, loaded.tokenizer, cache_images=config.cache_images and config.workers == 0)
     batches = [batch_indices(pairs, config, s, per_epoch, dist) for s in range(start, total)]
@@ -284,7 +259,7 @@ def train(
         dataset,
         batch_sampler=batches,
         num_workers=config.workers,
-        pin_memory=device.startswith("cuda"),
+        pin_memory=device_type(device) == "cuda",
         persistent_workers=False,
     )
     log_file = checkpoint_dir / "train_log.jsonl" if checkpoint_dir and dist.main else None
@@ -299,7 +274,7 @@ def train(
                 group["lr"] = lr
             images = images.to(device, non_blocking=True)
             texts = texts.to(device, non_blocking=True)
-            with torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu", dtype=torch.bfloat16, enabled=use_bf16):
+            with autocast(config.precision, device):
                 out = wrapped(images, texts)
                 loss = loss_fn(out["image_features"], out["text_features"], out["logit_scale"])
             optimizer.zero_grad(set_to_none=True)
