@@ -6,18 +6,13 @@ A chunk's score matrix is `chunk_size x gallery` floats, so ranking 5,000 ODmAP 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from vlbench.progress import bar
+
 from .runtime import autocast
-
-
-def _bar(total: int, desc: str, progress: bool) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit="item", disable=not (progress and sys.stderr.isatty()), dynamic_ncols=True)
 
 
 def embed_images(model: Any, preprocess: Callable[[Any], Any], paths: Sequence[Path], *, device: str,
@@ -37,13 +32,11 @@ def embed_images(model: Any, preprocess: Callable[[Any], Any], paths: Sequence[P
                 return preprocess(im.convert("RGB"))
 
     out = []
-    bar = _bar(len(paths), "images", progress)
     loader = DataLoader(Images(), batch_size=batch_size, num_workers=workers, pin_memory=device.startswith("cuda"))
-    with torch.no_grad(), autocast(precision, device):
+    with torch.no_grad(), autocast(precision, device), bar(len(paths), "images", "item", show=progress) as shown:
         for batch in loader:
             out.append(model.encode_image(batch.to(device, non_blocking=True), normalize=True).float())
-            bar.update(len(batch))
-    bar.close()
+            shown.update(len(batch))
     return torch.cat(out) if out else torch.empty(0, device=device)
 
 
@@ -53,13 +46,11 @@ def embed_texts(model: Any, tokenizer: Callable[[list[str]], Any], texts: Sequen
     import torch
 
     out = []
-    bar = _bar(len(texts), "texts", progress)
-    with torch.no_grad(), autocast(precision, device):
+    with torch.no_grad(), autocast(precision, device), bar(len(texts), "texts", "item", show=progress) as shown:
         for lo in range(0, len(texts), batch_size):
             tokens = tokenizer(list(texts[lo : lo + batch_size])).to(device)
             out.append(model.encode_text(tokens, normalize=True).float())
-            bar.update(len(tokens))
-    bar.close()
+            shown.update(len(tokens))
     return torch.cat(out) if out else torch.empty(0, device=device)
 
 

@@ -20,7 +20,6 @@ import os
 import random
 import re
 import shutil
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 from vlbench.errors import UsageError
 from vlbench.jsonio import atomic_write_bytes, atomic_write_json, read_trusted_json
+from vlbench.progress import bar
 from vlbench.tasks.decorrelated.removal import TAU1, TAU2, TAU3, Removal, candidate_removals
 
 from .runtime import barrier, is_distributed
@@ -523,19 +523,18 @@ def _mini_scene(image_id: int, world: str) -> Any:
 
 
 def _fill(filler: Filler, todo: Sequence[tuple[int, Planned]], staging: Path, seed: int, batch_size: int,
-          fill: str, progress: bool, tqdm: Any) -> None:
+          fill: str, progress: bool) -> None:
     mine = [(k, p) for k, p in todo if not (staging / p.file_name).is_file()]
-    bar = tqdm(total=len(mine), desc=f"D' ({fill})", unit="img", disable=not (progress and sys.stderr.isatty()))
-    for lo in range(0, len(mine), batch_size):
-        chunk = mine[lo : lo + batch_size]
-        # The item's index, not its batch, seeds its noise: any sharding fills it the same way.
-        images = filler([p for _, p in chunk], [seed * 1_000_003 + k for k, _ in chunk])
-        for (_, p), im in zip(chunk, images, strict=True):
-            buf = io.BytesIO()
-            im.save(buf, format="PNG")
-            atomic_write_bytes(staging / p.file_name, buf.getvalue())
-        bar.update(len(chunk))
-    bar.close()
+    with bar(len(mine), f"D' ({fill})", unit="img", show=progress) as shown:
+        for lo in range(0, len(mine), batch_size):
+            chunk = mine[lo : lo + batch_size]
+            # The item's index, not its batch, seeds its noise: any sharding fills it the same way.
+            images = filler([p for _, p in chunk], [seed * 1_000_003 + k for k, _ in chunk])
+            for (_, p), im in zip(chunk, images, strict=True):
+                buf = io.BytesIO()
+                im.save(buf, format="PNG")
+                atomic_write_bytes(staging / p.file_name, buf.getvalue())
+            shown.update(len(chunk))
 
 
 def build_synthetic_pairs(
@@ -552,8 +551,6 @@ def build_synthetic_pairs(
     separate jobs sharing `cache_dir`: a rank > 0 fills its share and returns its own pairs (staging
     paths), and the rank-0 call fills whatever is still missing, then publishes the whole set.
     """
-    from tqdm import tqdm
-
     if fill not in FILLS:
         raise UsageError(f"synthetic fill {fill!r}: one of {', '.join(FILLS)}")
     params = {"format": FORMAT, "ratio": ratio, "fill": fill, "captions": captions, "seed": seed, "tau": list(tau),
@@ -573,12 +570,12 @@ def build_synthetic_pairs(
         raise UsageError(f"rank {rank} is not in 0..{world_size - 1}")
     distributed = is_distributed()
     # Images already in the staging folder come from an interrupted run (each written atomically).
-    _fill(filler, shard(planned, rank, world_size), staging, seed, batch_size, fill, progress, tqdm)
+    _fill(filler, shard(planned, rank, world_size), staging, seed, batch_size, fill, progress)
     barrier()
     if not distributed and rank != 0:
         return [(staging / p.file_name, p.caption, p.source.image_id) for _, p in shard(planned, rank, world_size)]
     if not distributed and world_size > 1:
-        _fill(filler, list(enumerate(planned)), staging, seed, batch_size, fill, progress, tqdm)
+        _fill(filler, list(enumerate(planned)), staging, seed, batch_size, fill, progress)
     if rank == 0:
         items = [{"file_name": p.file_name, "caption": p.caption, "group": p.source.image_id,
                   "source_image": str(p.source.path), "source_sha256": _sha256(p.source.path)

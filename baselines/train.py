@@ -17,7 +17,6 @@ import json
 import math
 import os
 import random
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from vlbench.errors import UsageError
+from vlbench.progress import bar
 
 from .config import TRAINING_KEYS, RecipeConfig
 from .data import Pair
@@ -217,7 +217,6 @@ def train(
     import torch
     from open_clip.loss import ClipLoss
     from torch.utils.data import DataLoader
-    from tqdm import tqdm
 
     dist = dist or Distributed()
     model = loaded.model
@@ -265,51 +264,49 @@ def train(
     log_file = checkpoint_dir / "train_log.jsonl" if checkpoint_dir and dist.main else None
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
-    bar = tqdm(total=total, initial=start, disable=not (progress and dist.main and sys.stderr.isatty()), unit="step", dynamic_ncols=True)
     step, loss_value, seen, t0 = start, float("nan"), 0, time.perf_counter()
-    try:
-        for images, texts in loader:
-            lr = lr_at(config, step, per_epoch, total)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            images = images.to(device, non_blocking=True)
-            texts = texts.to(device, non_blocking=True)
-            with autocast(config.precision, device):
-                out = wrapped(images, texts)
-                loss = loss_fn(out["image_features"], out["text_features"], out["logit_scale"])
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if config.grad_clip:
-                torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
-            optimizer.step()
-            with torch.no_grad():  # CLIP clamps the temperature at 100, as open_clip's trainer does
-                model.logit_scale.clamp_(0, math.log(100))
-            step += 1
-            seen += config.batch_size
-            loss_value = float(loss.detach())
-            rate = seen / max(time.perf_counter() - t0, 1e-9)
-            bar.update(1)
-            bar.set_postfix(loss=f"{loss_value:.4f}", lr=f"{lr:.2e}", pairs_s=f"{rate:.0f}")
-            if log_file is not None and (step % config.log_every == 0 or step == total):
-                with open(log_file, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"step": step, "epoch": step / per_epoch, "loss": loss_value, "lr": lr, "pairs_per_s": rate}) + "\n")
-            if ckpt_path is not None and dist.main and (step % config.checkpoint_every == 0 or step == total):
-                save_atomic(
-                    {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
-                     "config_digest": digest, "config": config.to_dict(), "rng": _rng_state(), "loss": loss_value},
-                    ckpt_path,
-                )
-            if stop_after is not None and step >= stop_after and step < total:
-                raise StopTraining(step)
-    except RuntimeError as exc:
-        if "out of memory" in str(exc).lower():
-            raise UsageError(
-                f"out of GPU memory at batch_size {config.batch_size}: lower --set batch_size, or turn on "
-                "--set grad_checkpointing=true"
-            ) from None
-        raise
-    finally:
-        bar.close()
+    with bar(total, unit="step", initial=start, show=progress and dist.main) as shown:
+        try:
+            for images, texts in loader:
+                lr = lr_at(config, step, per_epoch, total)
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
+                images = images.to(device, non_blocking=True)
+                texts = texts.to(device, non_blocking=True)
+                with autocast(config.precision, device):
+                    out = wrapped(images, texts)
+                    loss = loss_fn(out["image_features"], out["text_features"], out["logit_scale"])
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                if config.grad_clip:
+                    torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
+                optimizer.step()
+                with torch.no_grad():  # CLIP clamps the temperature at 100, as open_clip's trainer does
+                    model.logit_scale.clamp_(0, math.log(100))
+                step += 1
+                seen += config.batch_size
+                loss_value = float(loss.detach())
+                rate = seen / max(time.perf_counter() - t0, 1e-9)
+                shown.update(1)
+                shown.set_postfix(loss=f"{loss_value:.4f}", lr=f"{lr:.2e}", pairs_s=f"{rate:.0f}")
+                if log_file is not None and (step % config.log_every == 0 or step == total):
+                    with open(log_file, "a", encoding="utf-8") as fh:
+                        fh.write(json.dumps({"step": step, "epoch": step / per_epoch, "loss": loss_value, "lr": lr, "pairs_per_s": rate}) + "\n")
+                if ckpt_path is not None and dist.main and (step % config.checkpoint_every == 0 or step == total):
+                    save_atomic(
+                        {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
+                         "config_digest": digest, "config": config.to_dict(), "rng": _rng_state(), "loss": loss_value},
+                        ckpt_path,
+                    )
+                if stop_after is not None and step >= stop_after and step < total:
+                    raise StopTraining(step)
+        except RuntimeError as exc:
+            if "out of memory" in str(exc).lower():
+                raise UsageError(
+                    f"out of GPU memory at batch_size {config.batch_size}: lower --set batch_size, or turn on "
+                    "--set grad_checkpointing=true"
+                ) from None
+            raise
     model.eval()
     elapsed = time.perf_counter() - t0
     return TrainResult(model, step, start, seen / elapsed if elapsed else 0.0, loss_value)

@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 
 from vlbench.errors import UsageError
+from vlbench.progress import bar
 
 from ..data import _require_files, ground_truth
 from ..recipe import Recipe, RunContext, register
 from ..regions import load_proposals, nms_topk, render_region, sliding_windows
-from ..retrieve import _bar, embed_texts
+from ..retrieve import embed_texts
 from ..runtime import autocast
 
 # open_clip's image mean (OPENAI_DATASET_MEAN) in 0-255: masked pixels normalise to about zero
@@ -109,9 +110,8 @@ def encode_regions(model: Any, dataset: RegionCrops, *, device: str, precision: 
     loader = DataLoader(dataset, batch_size=None, num_workers=workers)
     out: list[Any] = []
     pending: list[Any] = []  # (image index, regions) not yet encoded
-    bar = _bar(sum(len(b) for b in dataset.boxes), "regions", progress)
 
-    def flush() -> None:
+    def flush(shown: Any) -> None:
         if not pending:
             return
         batch = torch.cat(pending).to(device, non_blocking=True)
@@ -121,17 +121,17 @@ def encode_regions(model: Any, dataset: RegionCrops, *, device: str, precision: 
             emb = torch.cat([model.encode_image(batch[lo : lo + batch_size], normalize=True).float()
                              for lo in range(0, len(batch), batch_size)])
         out.extend(emb.split(sizes))
-        bar.update(len(batch))
+        shown.update(len(batch))
 
-    queued = 0
-    for regions in loader:
-        pending.append(regions)
-        queued += len(regions)
-        if queued >= batch_size:
-            flush()
-            queued = 0
-    flush()
-    bar.close()
+    with bar(sum(len(b) for b in dataset.boxes), "regions", "item", show=progress) as shown:
+        queued = 0
+        for regions in loader:
+            pending.append(regions)
+            queued += len(regions)
+            if queued >= batch_size:
+                flush(shown)
+                queued = 0
+        flush(shown)
     return out
 
 
