@@ -8,7 +8,6 @@ so the mini recipes need nothing but vlbench; the real benchmarks name the files
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -21,6 +20,7 @@ from typing import Any
 from vlbench.benchmark import Benchmark
 from vlbench.errors import UsageError
 from vlbench.ground_truth import default_data_dir, locate_ground_truth
+from vlbench.hashing import sha256_bytes
 from vlbench.jsonio import current_umask
 from vlbench.registry import registry
 from vlbench.tasks.retrieval.karpathy import KarpathyImage, load_karpathy, parse_karpathy
@@ -101,7 +101,7 @@ def mini_world(data_dir: Path | None = None, progress: bool = True, world: str =
     config = world_config(world)  # an unknown name fails here, before anything is written
     # v2 keeps the folder name it had before there were several worlds
     root = (data_dir or default_data_dir()) / ("mini-world" if world == "v2" else f"mini-world-{world}")
-    stamp = hashlib.sha256(json.dumps(SHA256, sort_keys=True).encode()).hexdigest()
+    stamp = sha256_bytes(json.dumps(SHA256, sort_keys=True).encode())
     marker = root / ".vlbench-mini-stamp"
     if marker.is_file() and marker.read_text().strip() == stamp:
         return root

@@ -13,7 +13,6 @@ rerun with the same parameters reuses it. With several processes each rank fills
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vlbench.errors import UsageError
+from vlbench.hashing import sha256_bytes, sha256_file
 from vlbench.jsonio import atomic_write_bytes, atomic_write_json, read_trusted_json
 from vlbench.progress import bar
 from vlbench.tasks.decorrelated.removal import TAU1, TAU2, TAU3, Removal, candidate_removals
@@ -431,14 +431,8 @@ def _safe(text: str) -> str:
 
 
 def _digest(params: dict[str, Any], sources: Sequence[SourceImage]) -> str:
-    h = hashlib.sha256(json.dumps(params, sort_keys=True).encode())
-    for s in sources:
-        h.update(f"{s.image_id}\0{s.path}\0{s.width}x{s.height}\0{s.objects}\0{s.captions}\n".encode())
-    return h.hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    listed = "".join(f"{s.image_id}\0{s.path}\0{s.width}x{s.height}\0{s.objects}\0{s.captions}\n" for s in sources)
+    return sha256_bytes((json.dumps(params, sort_keys=True) + listed).encode())
 
 
 def _cached(folder: Path) -> list[tuple[Path, str, str]] | None:
@@ -451,7 +445,7 @@ def _cached(folder: Path) -> list[tuple[Path, str, str]] | None:
         items = doc["items"]
         for item in items:
             f = folder / item["file_name"]
-            if not f.is_file() or _sha256(f) != item["sha256"]:
+            if not f.is_file() or sha256_file(f) != item["sha256"]:
                 return None
         return [(folder / i["file_name"], i["caption"], i["group"]) for i in items]
     except (OSError, ValueError, KeyError, TypeError):
@@ -578,11 +572,11 @@ def build_synthetic_pairs(
         _fill(filler, list(enumerate(planned)), staging, seed, batch_size, fill, progress)
     if rank == 0:
         items = [{"file_name": p.file_name, "caption": p.caption, "group": p.source.image_id,
-                  "source_image": str(p.source.path), "source_sha256": _sha256(p.source.path)
+                  "source_image": str(p.source.path), "source_sha256": sha256_file(p.source.path)
                   if p.source.path.is_file() else None, "removed_classes": list(p.removal.removed_classes),
                   "present_classes": list(p.removal.present_classes),
                   "removed_boxes": [list(b) for b in p.removal.removed_boxes],
-                  "sha256": _sha256(staging / p.file_name)} for p in planned]
+                  "sha256": sha256_file(staging / p.file_name)} for p in planned]
         atomic_write_json(staging / MANIFEST, {
             "format": FORMAT, "params": params, "digest": digest, "sources": len(sources),
             "source_pairs": sum(len(s.captions) for s in sources), "requested": round(ratio * (n_pairs or sum(len(s.captions) for s in sources))),

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from vlbench.errors import UsageError
+from vlbench.hashing import sha256_file
 from vlbench.progress import bar
 
 from .config import TRAINING_KEYS, RecipeConfig
@@ -161,16 +162,10 @@ def training_digest(config: RecipeConfig) -> str:
     """The digest that keys a checkpoint: the training settings, and the bytes of a local
     pretrained file (a run that starts from another run's weights must not resume a checkpoint
     made from different weights under the same path)."""
-    import hashlib
-
     digest = config.digest(TRAINING_KEYS)
     weights = Path(config.pretrained)
     if config.pretrained.lower() not in ("", "none") and weights.is_file():
-        h = hashlib.sha256(digest.encode())
-        with open(weights, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        digest = h.hexdigest()
+        digest = sha256_file(weights, prefix=digest.encode())
     return digest
 
 

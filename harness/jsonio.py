@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import gzip
-import hashlib
 import json
 import math
 import os
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from vlbench.errors import InvalidSubmission, IssueList, UsageError, pointer, shorten
+from vlbench.hashing import sha256_bytes
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_DECOMPRESSED = 1024 * 1024 * 1024
@@ -291,7 +291,7 @@ def read_bytes_capped(
             "submit top-K lists (K >= 10) rather than full rankings, or raise --max-bytes",
         )
         return None, "", size
-    digest = hashlib.sha256(raw).hexdigest()
+    digest = sha256_bytes(raw)
     if not raw.startswith(GZIP_MAGIC):
         return raw, digest, size
     # Inflate in bounded steps: a 1 MB bomb can expand to many GB.
@@ -429,7 +429,7 @@ def load_document(doc: Any, issues: IssueList, max_bytes: int = DEFAULT_MAX_BYTE
     data = loads_strict(raw, issues)
     if issues:
         return None
-    return LoadedJson(data, hashlib.sha256(raw).hexdigest(), len(raw))
+    return LoadedJson(data, sha256_bytes(raw), len(raw))
 
 
 @contextlib.contextmanager
@@ -455,14 +455,6 @@ def read_trusted_json(path: str | os.PathLike[str]) -> Any:
     if raw.startswith(GZIP_MAGIC):
         raw = gzip.decompress(raw)
     return json.loads(raw)
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def current_umask() -> int:

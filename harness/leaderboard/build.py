@@ -19,8 +19,8 @@ from pathlib import Path
 from vlbench.benchmark import Benchmark
 from vlbench.errors import InvalidSubmission, UsageError
 from vlbench.ground_truth import locate_ground_truth
+from vlbench.hashing import sha256_file
 from vlbench.item_table import ItemTable
-from vlbench.jsonio import sha256_file
 from vlbench.leaderboard.cache import CachedScore, ScoreCache, cache_key, canonical
 from vlbench.leaderboard.sources import (
     REPORTED_FOLDER,

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from vlbench.errors import UsageError
-from vlbench.jsonio import read_trusted_json, sha256_file
+from vlbench.hashing import sha256_file
+from vlbench.jsonio import read_trusted_json
 from vlbench.source_check import SourceMismatch
 from vlbench.tasks.retrieval.hub_tables import is_dataset_folder, karpathy_from_dataset
 
