@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.atomic_files import atomic_write_json, staged_folder
 from vlbench.item_table import ItemTable
-from vlbench.jsonio import atomic_write_json
 from vlbench.registry import registry
 from vlbench.scoring import score_file
 from vlbench.stats import bootstrap_ci, paired_bootstrap, pooled_ci, pooled_difference
@@ -391,7 +391,6 @@ def write_report(exp: Any, jobs: Sequence[Any], runs: Sequence[Mapping[str, Any]
     `started`: `time.perf_counter()` at the experiment's start, for the total wall time."""
     import time
 
-    from .data import staged_folder
     from .experiment import describe
     from .provenance import git_commit, package_versions
 

@@ -7,21 +7,16 @@ so the mini recipes need nothing but vlbench; the real benchmarks name the files
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlbench.atomic_files import staged_folder
 from vlbench.benchmark import Benchmark
 from vlbench.errors import UsageError
 from vlbench.ground_truth import default_data_dir, locate_ground_truth
 from vlbench.hashing import sha256_bytes
-from vlbench.jsonio import current_umask
 from vlbench.registry import registry
 from vlbench.tasks.retrieval.karpathy import KarpathyImage, load_karpathy, parse_karpathy
 
@@ -64,23 +59,6 @@ def family_of(benchmark: Benchmark) -> str:
     if benchmark.id.startswith("flickr30k"):
         return "flickr30k"
     raise UsageError(f"benchmark {benchmark.id} has no baseline data source")
-
-
-@contextlib.contextmanager
-def staged_folder(target: Path) -> Iterator[Path]:
-    """A fresh folder next to `target` that replaces it when the block ends without an error;
-    on an error it is removed and `target` is left as it was (never a half-written folder)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes it 0700
-        yield tmp
-        if target.exists():
-            shutil.rmtree(target)
-        tmp.rename(target)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def mini_world_name(benchmark: Benchmark) -> str:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlbench.atomic_files import atomic_write_json
 from vlbench.errors import InvalidSubmission, UsageError
-from vlbench.jsonio import atomic_write_json
 from vlbench.registry import registry
 from vlbench.submission import validate_document
 

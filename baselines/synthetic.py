@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vlbench.atomic_files import atomic_write_bytes, atomic_write_json
 from vlbench.errors import UsageError
 from vlbench.hashing import sha256_bytes, sha256_file
-from vlbench.jsonio import atomic_write_bytes, atomic_write_json, read_trusted_json
+from vlbench.jsonio import read_trusted_json
 from vlbench.progress import bar
 from vlbench.tasks.decorrelated.removal import TAU1, TAU2, TAU3, Removal, candidate_removals
 

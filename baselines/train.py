@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlbench.atomic_files import atomic_file
 from vlbench.errors import UsageError
 from vlbench.hashing import sha256_file
 from vlbench.progress import bar
@@ -149,13 +149,8 @@ def _set_rng_state(state: dict[str, Any]) -> None:
 def save_atomic(obj: Any, path: Path) -> None:
     import torch
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_file(path) as fh:
+        torch.save(obj, fh)
 
 
 def training_digest(config: RecipeConfig) -> str:

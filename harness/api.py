@@ -200,7 +200,7 @@ def score(
     per-item file are written as `vlbench score --out` writes them (both or neither). Raises
     `InvalidSubmission` (every problem in `.issues`) or `UsageError`.
     """
-    from vlbench.jsonio import check_output_path
+    from vlbench.atomic_files import check_output_path
     from vlbench.scoring import score_file, write_evaluation
 
     bootstrap = check_count("bootstrap", bootstrap, 0, MAX_RESAMPLES)

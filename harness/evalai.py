@@ -45,11 +45,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vlbench.atomic_files import atomic_write_json
 from vlbench.benchmark import DATA_DIR, Benchmark
 from vlbench.errors import InvalidSubmission, UsageError, VlbenchError
 from vlbench.ground_truth import locate_ground_truth, resolve_file
 from vlbench.hashing import sha256_bytes
-from vlbench.jsonio import atomic_write_json, read_trusted_json
+from vlbench.jsonio import read_trusted_json
 from vlbench.registry import registry
 from vlbench.scoring import score_file
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlbench.atomic_files import atomic_write_json
 from vlbench.errors import UsageError
-from vlbench.jsonio import atomic_write_json
 
 from ..consensus import DocumentFrequency, consensus_index, tokenize
 from ..data import _require_files, ground_truth

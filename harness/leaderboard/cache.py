@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from vlbench import __version__
+from vlbench.atomic_files import atomic_write_bytes
 from vlbench.benchmark import Benchmark
 from vlbench.hashing import sha256_bytes
 from vlbench.item_table import ItemTable
-from vlbench.jsonio import atomic_write_bytes
 from vlbench.results import ResultRecord
 
 CACHE_FORMAT = 1

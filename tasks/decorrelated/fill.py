@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageFilter
 
-from vlbench.jsonio import atomic_write_bytes, read_trusted_json
+from vlbench.atomic_files import atomic_write_bytes
+from vlbench.jsonio import read_trusted_json
 from vlbench.progress import bar
 from vlbench.tasks.decorrelated.removal import box_mask
 
