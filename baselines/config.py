@@ -8,7 +8,6 @@ checkpoints, so a checkpoint is only ever resumed by the configuration that wrot
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import types
 import typing
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vlbench.errors import UsageError
+from vlbench.hashing import sha256_bytes
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class RecipeConfig:
         d = self.to_dict()
         if keys is not None:
             d = {k: d[k] for k in keys}
-        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()
+        return sha256_bytes(json.dumps(d, sort_keys=True).encode())
 
 
 # Settings that change the trained weights; a checkpoint is resumable only when these match.

@@ -7,21 +7,16 @@ so the mini recipes need nothing but vlbench; the real benchmarks name the files
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlbench.atomic_files import staged_folder
 from vlbench.benchmark import Benchmark
 from vlbench.errors import UsageError
 from vlbench.ground_truth import default_data_dir, locate_ground_truth
-from vlbench.jsonio import current_umask
+from vlbench.hashing import sha256_bytes
 from vlbench.registry import registry
 from vlbench.tasks.karpathy import KarpathyImage, karpathy_images, load_karpathy, read_karpathy
 
@@ -66,23 +61,6 @@ def family_of(benchmark: Benchmark) -> str:
     raise UsageError(f"benchmark {benchmark.id} has no baseline data source")
 
 
-@contextlib.contextmanager
-def staged_folder(target: Path) -> Iterator[Path]:
-    """A fresh folder next to `target` that replaces it when the block ends without an error;
-    on an error it is removed and `target` is left as it was (never a half-written folder)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes it 0700
-        yield tmp
-        if target.exists():
-            shutil.rmtree(target)
-        tmp.rename(target)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
 def mini_world_name(benchmark: Benchmark) -> str:
     """The mini world a benchmark is made from (its record's `mini_world` option; default v2)."""
     return str(benchmark.option("mini_world", "v2"))
@@ -102,7 +80,7 @@ def mini_world(data_dir: Path | None = None, progress: bool = True, world: str =
     config = world_config(world)  # an unknown name fails here, before anything is written
     # v2's folder has no world suffix, so that mini worlds already generated for it are found
     root = (data_dir or default_data_dir()) / ("mini-world" if world == "v2" else f"mini-world-{world}")
-    stamp = hashlib.sha256(json.dumps(SHA256, sort_keys=True).encode()).hexdigest()
+    stamp = sha256_bytes(json.dumps(SHA256, sort_keys=True).encode())
     marker = root / ".vlbench-mini-stamp"
     if marker.is_file() and marker.read_text().strip() == stamp:
         return root

@@ -12,10 +12,10 @@ from .retrieve import embed_images, embed_texts, topk
 def _embed(ctx: RunContext, paths: list[Any], texts: list[str]) -> tuple[Any, Any]:
     c = ctx.config
     model = ctx.loaded.model
-    images = embed_images(model, ctx.loaded.preprocess, paths, device=ctx.device, batch_size=c.embed_batch_size,
-                          workers=c.workers, progress=ctx.progress)
-    captions = embed_texts(model, ctx.loaded.tokenizer, texts, device=ctx.device, batch_size=c.embed_batch_size,
-                           progress=ctx.progress)
+    images = embed_images(model, ctx.loaded.preprocess, paths, device=ctx.device, precision=c.precision,
+                          batch_size=c.embed_batch_size, workers=c.workers, progress=ctx.progress)
+    captions = embed_texts(model, ctx.loaded.tokenizer, texts, device=ctx.device, precision=c.precision,
+                           batch_size=c.embed_batch_size, progress=ctx.progress)
     return images, captions
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.metadata
 import json
 import platform
@@ -12,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from vlbench.hashing import sha256_file
 
 PACKAGES = ("vlbench", "torch", "torchvision", "open_clip_torch", "diffusers", "transformers", "numpy", "pillow")
 
@@ -63,11 +64,7 @@ def file_sha256(path: Path) -> str:
 def _sha256(path: str, size: int, mtime_ns: int) -> str:
     """Keyed by size and mtime too: a weights file of gigabytes is hashed once per run (the method
     label and the meta both need it), and a rewritten file is hashed again."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return sha256_file(path)
 
 
 def model_architecture(name: str) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from vlbench.jsonio import atomic_write_json
+from vlbench.atomic_files import atomic_write_json, staged_folder
 
 from . import preregistration
 from .analysis import (
@@ -161,7 +161,6 @@ def write_report(exp: Any, jobs: Sequence[Any], runs: Sequence[Mapping[str, Any]
     `started`: `time.perf_counter()` at the experiment's start, for the total wall time."""
     import time
 
-    from .data import staged_folder
     from .provenance import git_commit, package_versions
 
     report = analyse(exp, runs, data_dir=data_dir, bootstrap=bootstrap)

@@ -6,27 +6,19 @@ A chunk's score matrix is `chunk_size x gallery` floats, so ranking 5,000 ODmAP 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from vlbench.progress import bar
 
-def _bar(total: int, desc: str, progress: bool) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit="item", disable=not (progress and sys.stderr.isatty()), dynamic_ncols=True)
-
-
-def _autocast(device: str) -> Any:
-    import torch
-
-    return torch.autocast(device_type="cuda", dtype=torch.bfloat16) if device.startswith("cuda") else torch.autocast("cpu", enabled=False)
+from .runtime import autocast
 
 
 def embed_images(model: Any, preprocess: Callable[[Any], Any], paths: Sequence[Path], *, device: str,
-                 batch_size: int, workers: int = 0, progress: bool = True) -> Any:
-    """L2-normalised image embeddings (float32, on `device`), in the order of `paths`."""
+                 precision: str, batch_size: int, workers: int = 0, progress: bool = True) -> Any:
+    """L2-normalised image embeddings (float32, on `device`; computed in `precision`, see
+    `runtime.autocast`), in the order of `paths`."""
     import torch
     from PIL import Image
     from torch.utils.data import DataLoader
@@ -40,28 +32,25 @@ def embed_images(model: Any, preprocess: Callable[[Any], Any], paths: Sequence[P
                 return preprocess(im.convert("RGB"))
 
     out = []
-    bar = _bar(len(paths), "images", progress)
     loader = DataLoader(Images(), batch_size=batch_size, num_workers=workers, pin_memory=device.startswith("cuda"))
-    with torch.no_grad(), _autocast(device):
+    with torch.no_grad(), autocast(precision, device), bar(len(paths), "images", "item", show=progress) as shown:
         for batch in loader:
             out.append(model.encode_image(batch.to(device, non_blocking=True), normalize=True).float())
-            bar.update(len(batch))
-    bar.close()
+            shown.update(len(batch))
     return torch.cat(out) if out else torch.empty(0, device=device)
 
 
 def embed_texts(model: Any, tokenizer: Callable[[list[str]], Any], texts: Sequence[str], *, device: str,
-                batch_size: int, progress: bool = True) -> Any:
+                precision: str, batch_size: int, progress: bool = True) -> Any:
+    """L2-normalised text embeddings, as `embed_images`."""
     import torch
 
     out = []
-    bar = _bar(len(texts), "texts", progress)
-    with torch.no_grad(), _autocast(device):
+    with torch.no_grad(), autocast(precision, device), bar(len(texts), "texts", "item", show=progress) as shown:
         for lo in range(0, len(texts), batch_size):
             tokens = tokenizer(list(texts[lo : lo + batch_size])).to(device)
             out.append(model.encode_text(tokens, normalize=True).float())
-            bar.update(len(tokens))
-    bar.close()
+            shown.update(len(tokens))
     return torch.cat(out) if out else torch.empty(0, device=device)
 
 

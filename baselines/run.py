@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlbench.atomic_files import atomic_write_json
 from vlbench.errors import InvalidSubmission, UsageError
-from vlbench.jsonio import atomic_write_json
 from vlbench.registry import registry
 from vlbench.submission import validate_document
 
@@ -26,18 +26,6 @@ class RunResult:
     submission: dict[str, Any] | None  # None on ranks other than 0
     out: Path | None
     train: dict[str, Any] | None
-
-
-def resolve_device(requested: str | None) -> str:
-    import torch
-
-    if requested in (None, "", "auto"):
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if requested.startswith("cuda") and not torch.cuda.is_available():
-        raise UsageError("--device cuda was asked for, but torch sees no CUDA device; use --device cpu")
-    if requested != "cpu" and not requested.startswith("cuda"):
-        raise UsageError(f"--device {requested!r}: expected cpu, cuda or cuda:N")
-    return requested
 
 
 def seed_everything(seed: int) -> None:
@@ -91,12 +79,10 @@ def run_recipe(
 
     from .data import load_source, train_pairs
     from .models import load_model
-    from .train import init_distributed, train
+    from .runtime import init_distributed_device
+    from .train import train
 
-    device = resolve_device(device)
-    dist = init_distributed(device)
-    if dist.world_size > 1 and device == "cuda":
-        device = f"cuda:{dist.local_rank}"
+    device, dist = init_distributed_device(device)
     # data first: a missing file is found in seconds, before any weights are fetched
     source = load_source(benchmark, config, data)
     pairs = train_pairs(source, config) if recipe.train else []

@@ -1,7 +1,7 @@
 """The one contrastive training loop every recipe uses.
 
-Precision, distribution, checkpoints, logging and progress are handled here once. Design choices
-and why:
+Checkpoints, logging and the schedule are handled here once; the device, the process group and
+the precision come from `runtime.py`, as for every other step of a recipe. Design choices and why:
 - The data order is a pure function of (seed, epoch): a resumed run and an uninterrupted one see
   the same batches without saving sampler state, and N processes see the same global batches as
   one process (each takes its contiguous slice), so their results agree.
@@ -15,52 +15,27 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlbench.atomic_files import atomic_file
 from vlbench.errors import UsageError
+from vlbench.hashing import sha256_file
+from vlbench.progress import bar
 
 from .config import TRAINING_KEYS, RecipeConfig
 from .data import Pair
+from .runtime import Distributed, autocast, device_type
 
 CHECKPOINT = "checkpoint.pt"
 
 
 class StopTraining(Exception):
     """Raised by `train(stop_after=...)`: simulates a killed run in tests."""
-
-
-@dataclass(frozen=True)
-class Distributed:
-    rank: int = 0
-    world_size: int = 1
-    local_rank: int = 0
-
-    @property
-    def main(self) -> bool:
-        return self.rank == 0
-
-
-def init_distributed(device: str) -> Distributed:
-    """torchrun's environment -> an initialised process group (gloo on CPU, nccl on CUDA)."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world <= 1:
-        return Distributed()
-    import torch
-    import torch.distributed as dist
-
-    rank, local = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
-    if not dist.is_initialized():
-        dist.init_process_group("nccl" if device.startswith("cuda") else "gloo")
-    if device.startswith("cuda"):
-        torch.cuda.set_device(local)
-    return Distributed(rank, world, local)
 
 
 def schedule(config: RecipeConfig, n_pairs: int, world: int = 1) -> tuple[int, int]:
@@ -174,29 +149,18 @@ def _set_rng_state(state: dict[str, Any]) -> None:
 def save_atomic(obj: Any, path: Path) -> None:
     import torch
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_file(path) as fh:
+        torch.save(obj, fh)
 
 
 def training_digest(config: RecipeConfig) -> str:
     """The digest that keys a checkpoint: the training settings, and the bytes of a local
     pretrained file (a run that starts from another run's weights must not resume a checkpoint
     made from different weights under the same path)."""
-    import hashlib
-
     digest = config.digest(TRAINING_KEYS)
     weights = Path(config.pretrained)
     if config.pretrained.lower() not in ("", "none") and weights.is_file():
-        h = hashlib.sha256(digest.encode())
-        with open(weights, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        digest = h.hexdigest()
+        digest = sha256_file(weights, prefix=digest.encode())
     return digest
 
 
@@ -233,17 +197,18 @@ def train(
     *,
     device: str,
     checkpoint_dir: Path | None,
-    dist: Distributed = Distributed(),
+    dist: Distributed | None = None,
     stop_after: int | None = None,
     progress: bool = True,
 ) -> TrainResult:
     """Train `loaded.model` in place on `pairs`; resumes from `checkpoint_dir` when it holds a
-    checkpoint of the same training configuration."""
+    checkpoint of the same training configuration. `dist`: this process's place in the run
+    (`runtime.init_distributed`; default one process)."""
     import torch
     from open_clip.loss import ClipLoss
     from torch.utils.data import DataLoader
-    from tqdm import tqdm
 
+    dist = dist or Distributed()
     model = loaded.model
     model.to(device)
     model.train()
@@ -272,11 +237,10 @@ def train(
     if dist.world_size > 1:
         from torch.nn.parallel import DistributedDataParallel
 
-        wrapped = DistributedDataParallel(model, device_ids=[dist.local_rank] if device.startswith("cuda") else None)
+        wrapped = DistributedDataParallel(model, device_ids=[dist.local_rank] if device_type(device) == "cuda" else None)
     if config.compile:
         wrapped = torch.compile(wrapped)
     loss_fn = ClipLoss(local_loss=False, gather_with_grad=True, rank=dist.rank, world_size=dist.world_size)
-    use_bf16 = config.precision == "bf16" or (config.precision == "auto" and device.startswith("cuda"))
     # a cache in the main process only: loader workers would each fill (and drop) their own copy
     dataset = PairDataset(pairs, loaded.preprocess, loaded.tokenizer, cache_images=config.cache_images and config.workers == 0)
     batches = [batch_indices(pairs, config, s, per_epoch, dist) for s in range(start, total)]
@@ -284,57 +248,55 @@ def train(
         dataset,
         batch_sampler=batches,
         num_workers=config.workers,
-        pin_memory=device.startswith("cuda"),
+        pin_memory=device_type(device) == "cuda",
         persistent_workers=False,
     )
     log_file = checkpoint_dir / "train_log.jsonl" if checkpoint_dir and dist.main else None
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
-    bar = tqdm(total=total, initial=start, disable=not (progress and dist.main and sys.stderr.isatty()), unit="step", dynamic_ncols=True)
     step, loss_value, seen, t0 = start, float("nan"), 0, time.perf_counter()
-    try:
-        for images, texts in loader:
-            lr = lr_at(config, step, per_epoch, total)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            images = images.to(device, non_blocking=True)
-            texts = texts.to(device, non_blocking=True)
-            with torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu", dtype=torch.bfloat16, enabled=use_bf16):
-                out = wrapped(images, texts)
-                loss = loss_fn(out["image_features"], out["text_features"], out["logit_scale"])
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if config.grad_clip:
-                torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
-            optimizer.step()
-            with torch.no_grad():  # CLIP clamps the temperature at 100, as open_clip's trainer does
-                model.logit_scale.clamp_(0, math.log(100))
-            step += 1
-            seen += config.batch_size
-            loss_value = float(loss.detach())
-            rate = seen / max(time.perf_counter() - t0, 1e-9)
-            bar.update(1)
-            bar.set_postfix(loss=f"{loss_value:.4f}", lr=f"{lr:.2e}", pairs_s=f"{rate:.0f}")
-            if log_file is not None and (step % config.log_every == 0 or step == total):
-                with open(log_file, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"step": step, "epoch": step / per_epoch, "loss": loss_value, "lr": lr, "pairs_per_s": rate}) + "\n")
-            if ckpt_path is not None and dist.main and (step % config.checkpoint_every == 0 or step == total):
-                save_atomic(
-                    {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
-                     "config_digest": digest, "config": config.to_dict(), "rng": _rng_state(), "loss": loss_value},
-                    ckpt_path,
-                )
-            if stop_after is not None and step >= stop_after and step < total:
-                raise StopTraining(step)
-    except RuntimeError as exc:
-        if "out of memory" in str(exc).lower():
-            raise UsageError(
-                f"out of GPU memory at batch_size {config.batch_size}: lower --set batch_size, or turn on "
-                "--set grad_checkpointing=true"
-            ) from None
-        raise
-    finally:
-        bar.close()
+    with bar(total, unit="step", initial=start, show=progress and dist.main) as shown:
+        try:
+            for images, texts in loader:
+                lr = lr_at(config, step, per_epoch, total)
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
+                images = images.to(device, non_blocking=True)
+                texts = texts.to(device, non_blocking=True)
+                with autocast(config.precision, device):
+                    out = wrapped(images, texts)
+                    loss = loss_fn(out["image_features"], out["text_features"], out["logit_scale"])
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                if config.grad_clip:
+                    torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
+                optimizer.step()
+                with torch.no_grad():  # CLIP clamps the temperature at 100, as open_clip's trainer does
+                    model.logit_scale.clamp_(0, math.log(100))
+                step += 1
+                seen += config.batch_size
+                loss_value = float(loss.detach())
+                rate = seen / max(time.perf_counter() - t0, 1e-9)
+                shown.update(1)
+                shown.set_postfix(loss=f"{loss_value:.4f}", lr=f"{lr:.2e}", pairs_s=f"{rate:.0f}")
+                if log_file is not None and (step % config.log_every == 0 or step == total):
+                    with open(log_file, "a", encoding="utf-8") as fh:
+                        fh.write(json.dumps({"step": step, "epoch": step / per_epoch, "loss": loss_value, "lr": lr, "pairs_per_s": rate}) + "\n")
+                if ckpt_path is not None and dist.main and (step % config.checkpoint_every == 0 or step == total):
+                    save_atomic(
+                        {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
+                         "config_digest": digest, "config": config.to_dict(), "rng": _rng_state(), "loss": loss_value},
+                        ckpt_path,
+                    )
+                if stop_after is not None and step >= stop_after and step < total:
+                    raise StopTraining(step)
+        except RuntimeError as exc:
+            if "out of memory" in str(exc).lower():
+                raise UsageError(
+                    f"out of GPU memory at batch_size {config.batch_size}: lower --set batch_size, or turn on "
+                    "--set grad_checkpointing=true"
+                ) from None
+            raise
     model.eval()
     elapsed = time.perf_counter() - t0
     return TrainResult(model, step, start, seen / elapsed if elapsed else 0.0, loss_value)

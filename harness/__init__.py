@@ -14,17 +14,6 @@ backports.install()  # Python 3.9 (EvalAI's workers): zip(..., strict=...) as on
 
 __version__ = "0.2.0"
 
-_API = (
-    "InvalidSubmission",
-    "Issue",
-    "ResultRecord",
-    "UsageError",
-    "ValidationReport",
-    "benchmarks",
-    "score",
-    "validate",
-)
-
 if TYPE_CHECKING:
     from vlbench.api import (
         InvalidSubmission,
@@ -61,3 +50,6 @@ __all__ = [
     "score",
     "validate",
 ]
+
+# What `vlbench.api` offers, loaded on first use (`__getattr__`); it is the list above, in one place.
+_API = frozenset(__all__) - {"__version__"}

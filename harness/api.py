@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
+from vlbench import _API
 from vlbench.benchmark import Benchmark
 from vlbench.errors import InvalidSubmission, Issue, IssueList, UsageError, plural, shorten
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED, LoadedJson, load_document
@@ -25,7 +26,22 @@ from vlbench.registry import registry
 from vlbench.results import ResultRecord
 
 if TYPE_CHECKING:
+    from typing_extensions import TypedDict, Unpack
+
     from vlbench.submission import ValidationOptions
+
+    class InputOptions(TypedDict, total=False):
+        """The keywords `validate` and `score` share: how the input is read and checked (their
+        defaults and meaning are `_options`'s)."""
+
+        benchmark: str | None
+        data_dir: str | os.PathLike | None
+        references: str | os.PathLike | None
+        format: str | None
+        strict: bool
+        max_bytes: int
+        max_decompressed: int
+        max_errors: int
 
 # Bounds of the numeric options, shared with the command line: past them a run cannot be meant
 # (a trillion resamples would need terabytes) and a negative count has no meaning.
@@ -78,15 +94,20 @@ def benchmarks() -> list[Benchmark]:
 
 
 def _options(
-    benchmark: str | None,
-    data_dir: str | os.PathLike | None,
-    references: str | os.PathLike | None,
-    input_format: str | None,
-    strict: bool,
-    max_bytes: int,
-    max_decompressed: int,
-    max_errors: int,
+    *,
+    benchmark: str | None = None,
+    data_dir: str | os.PathLike | None = None,
+    references: str | os.PathLike | None = None,
+    format: str | None = None,  # noqa: A002 - the CLI's option name
+    strict: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+    max_errors: int = 50,
 ) -> ValidationOptions:
+    """The input options of `validate` and `score`, as the command line's options of the same
+    names: the benchmark of a bare predictions document, the data folder, a references file
+    (captioning), another tool's format, `--strict`, the size caps and how many problems to list."""
+    input_format = format
     if benchmark is not None and not isinstance(benchmark, str):
         raise UsageError(f"benchmark must be a benchmark id (a string), not {shorten(benchmark, 40)}")
     if input_format is not None and not isinstance(input_format, str):
@@ -139,28 +160,19 @@ def _annotated(exc: InvalidSubmission) -> InvalidSubmission:
     return exc
 
 
-def validate(
-    predictions_or_path: Source,
-    *,
-    benchmark: str | None = None,
-    data_dir: str | os.PathLike | None = None,
-    references: str | os.PathLike | None = None,
-    format: str | None = None,  # noqa: A002 - the CLI's option name
-    strict: bool = False,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
-    max_errors: int = 50,
-) -> ValidationReport:
+def validate(predictions_or_path: Source, **input_options: Unpack[InputOptions]) -> ValidationReport:
     """Check a submission (a path, or an envelope / bare predictions document in memory).
 
     Returns a report (falsy when invalid) listing every problem, as `vlbench validate` does.
-    A bare predictions document needs `benchmark`. Raises `UsageError` for what is not the
-    submission's fault (unknown benchmark, missing file or ground truth, bad arguments).
+    A bare predictions document needs `benchmark`. `input_options`: see `_options`. Raises
+    `UsageError` for what is not the submission's fault (unknown benchmark, missing file or
+    ground truth, bad arguments).
     """
     from vlbench.submission import IN_MEMORY
     from vlbench.submission import validate as validate_submission
 
-    options = _options(benchmark, data_dir, references, format, strict, max_bytes, max_decompressed, max_errors)
+    options = _options(**input_options)
+    benchmark = options.benchmark_id
     try:
         sub = validate_submission(_input(predictions_or_path, options), options)
     except InvalidSubmission as exc:
@@ -182,30 +194,24 @@ def validate(
 def score(
     predictions_or_path: Source,
     *,
-    benchmark: str | None = None,
-    data_dir: str | os.PathLike | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
     out: str | os.PathLike | None = None,
-    references: str | os.PathLike | None = None,
-    format: str | None = None,  # noqa: A002 - the CLI's option name
-    strict: bool = False,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
-    max_errors: int = 50,
+    **input_options: Unpack[InputOptions],
 ) -> ResultRecord:
     """Validate and score a submission; returns the `ResultRecord` that `vlbench score` writes.
 
     `bootstrap` resamples give `ci95` (0: none), seeded by `seed`. With `out`, the record and its
-    per-item file are written as `vlbench score --out` writes them (both or neither). Raises
-    `InvalidSubmission` (every problem in `.issues`) or `UsageError`.
+    per-item file are written as `vlbench score --out` writes them (both or neither).
+    `input_options`: as for `validate` (see `_options`). Raises `InvalidSubmission` (every problem
+    in `.issues`) or `UsageError`.
     """
-    from vlbench.jsonio import check_output_path
+    from vlbench.atomic_files import check_output_path
     from vlbench.scoring import score_file, write_evaluation
 
     bootstrap = check_count("bootstrap", bootstrap, 0, MAX_RESAMPLES)
     seed = check_count("seed", seed, 0, MAX_SEED)
-    options = _options(benchmark, data_dir, references, format, strict, max_bytes, max_decompressed, max_errors)
+    options = _options(**input_options)
     if out is not None:
         if not isinstance(out, (str, os.PathLike)):
             raise UsageError(f"out must be a path, not {shorten(out, 40)}")
@@ -219,13 +225,4 @@ def score(
     return evaluation.result
 
 
-__all__ = [
-    "InvalidSubmission",
-    "Issue",
-    "ResultRecord",
-    "UsageError",
-    "ValidationReport",
-    "benchmarks",
-    "score",
-    "validate",
-]
+__all__ = sorted(_API)  # the names `import vlbench` offers (it loads this module on first use)

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import hashlib
 import json
 import os
 import sys
@@ -46,10 +45,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vlbench.atomic_files import atomic_write_json
 from vlbench.benchmark import DATA_DIR, Benchmark
 from vlbench.errors import InvalidSubmission, UsageError, VlbenchError
 from vlbench.ground_truth import locate_ground_truth, resolve_file
-from vlbench.jsonio import atomic_write_json, read_trusted_json
+from vlbench.hashing import sha256_bytes
+from vlbench.jsonio import read_trusted_json
 from vlbench.registry import registry
 from vlbench.scoring import score_file
 
@@ -117,7 +118,7 @@ def _materialize(doc: dict[str, Any], benchmark: Benchmark, data_dir: Path) -> N
         if f.location != DATA_DIR:
             continue  # in the installed package; locate_ground_truth checks its pinned sha256
         data = base64.b64decode(entry.get("base64", ""), validate=True)
-        digest = hashlib.sha256(data).hexdigest()
+        digest = sha256_bytes(data)
         if digest != entry.get("sha256"):
             problems.append(f"{f.name}: sha256 {digest[:12]}... differs from the recorded {str(entry.get('sha256'))[:12]}...")
             continue

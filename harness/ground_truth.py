@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 from dataclasses import dataclass
@@ -10,7 +9,7 @@ from pathlib import Path
 
 from vlbench.benchmark import PACKAGE, Benchmark, DataFile
 from vlbench.errors import UsageError
-from vlbench.jsonio import sha256_file
+from vlbench.hashing import sha256_bytes, sha256_file
 
 
 def default_data_dir() -> Path:
@@ -51,7 +50,7 @@ class GroundTruthFiles:
         if len(self.sha256) == 1:
             return next(iter(self.sha256.values()))
         lines = "\n".join(f"{k}:{v}" for k, v in sorted(self.sha256.items()))
-        return hashlib.sha256(lines.encode()).hexdigest()
+        return sha256_bytes(lines.encode())
 
 
 def data_status(benchmark: Benchmark, data_dir: str | os.PathLike | None) -> str:

@@ -1,4 +1,4 @@
-"""Reading untrusted JSON, and writing files so that an interrupted run leaves nothing half-written.
+"""Reading JSON: untrusted submissions, and trusted ground truth (writing is `atomic_files.py`).
 
 Submissions are hostile until validated. Reading enforces, before anything is scored:
 - a size cap on plain files and a separate cap on the decompressed size of `.json.gz`, read in
@@ -6,7 +6,9 @@ Submissions are hostile until validated. Reading enforces, before anything is sc
 - strict UTF-8;
 - no duplicate object keys (the stdlib keeps the last one silently);
 - no `NaN`, `Infinity` or `-Infinity` literals (the stdlib accepts them; JSON does not).
-Problems are reported as issues (exit code 1), not exceptions with tracebacks.
+Problems are reported as issues (exit code 1), not exceptions with tracebacks. An in-memory
+document from the API goes through the same checks (`load_document`). The module is one piece (over
+400 lines): every check that a submission's bytes pass before they are scored, in reading order.
 """
 
 from __future__ import annotations
@@ -14,19 +16,18 @@ from __future__ import annotations
 import contextlib
 import gc
 import gzip
-import hashlib
 import json
 import math
 import os
 import re
 import stat
-import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vlbench.errors import InvalidSubmission, IssueList, UsageError, pointer, shorten
+from vlbench.hashing import sha256_bytes
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_DECOMPRESSED = 1024 * 1024 * 1024
@@ -291,7 +292,7 @@ def read_bytes_capped(
             "submit top-K lists (K >= 10) rather than full rankings, or raise --max-bytes",
         )
         return None, "", size
-    digest = hashlib.sha256(raw).hexdigest()
+    digest = sha256_bytes(raw)
     if not raw.startswith(GZIP_MAGIC):
         return raw, digest, size
     # Inflate in bounded steps: a 1 MB bomb can expand to many GB.
@@ -429,7 +430,7 @@ def load_document(doc: Any, issues: IssueList, max_bytes: int = DEFAULT_MAX_BYTE
     data = loads_strict(raw, issues)
     if issues:
         return None
-    return LoadedJson(data, hashlib.sha256(raw).hexdigest(), len(raw))
+    return LoadedJson(data, sha256_bytes(raw), len(raw))
 
 
 @contextlib.contextmanager
@@ -455,129 +456,3 @@ def read_trusted_json(path: str | os.PathLike[str]) -> Any:
     if raw.startswith(GZIP_MAGIC):
         raw = gzip.decompress(raw)
     return json.loads(raw)
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def current_umask() -> int:
-    """The process umask (read by setting it and putting it back; there is no getter)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write via a temporary file in the same folder, fsync, then rename over the target."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        # mkstemp makes the file 0600; published files get what open() would give (0644 under umask 022)
-        os.fchmod(fd, 0o666 & ~current_umask())
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Path:
-    """Refuse, before any work, an output path that cannot be a file: a folder, or a path under
-    a file. Returns it as a Path."""
-    path = Path(path)
-    if path.is_dir():
-        raise UsageError(f"{path} is a folder; name the {what} file to write (e.g. {path / 'result.json'})")
-    if str(path) in ("", ".") or path.name in ("", ".", ".."):
-        raise UsageError(f"{str(path)!r} is not a file name for the {what}")
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UsageError(f"cannot write {path}: {parent} is a file, not a folder")
-            break
-    return path
-
-
-def _missing_parents(path: Path) -> list[Path]:
-    missing = []
-    for parent in path.parents:
-        if parent.exists():
-            break
-        missing.append(parent)
-    return missing
-
-
-def atomic_write_many(files: list[tuple[Path, bytes]]) -> None:
-    """Publish several files together: all of them, or none (old versions kept) on any failure.
-
-    Each is first written in full to a temporary file beside its target (most failures, such as
-    a full disk, happen here and touch no target); then the temporaries are renamed over their
-    targets, and should a later rename fail, the earlier targets are put back as they were.
-    Folders made on the way are removed again on failure. OSError becomes a UsageError.
-    """
-    for path, _ in files:
-        check_output_path(path)
-    made = sorted({p for path, _ in files for p in _missing_parents(Path(path))}, key=lambda p: len(p.parts))
-    temps: list[str] = []
-    restore: list[tuple[Path, str | None]] = []  # (target, hard-linked copy of its old version)
-    current = files[0][0] if files else None
-    try:
-        for folder in made:
-            current = folder
-            folder.mkdir(exist_ok=True)
-        for path, data in files:
-            current = path
-            fd, tmp = tempfile.mkstemp(prefix=f".{Path(path).name}.", suffix=".tmp", dir=Path(path).parent)
-            temps.append(tmp)
-            os.fchmod(fd, 0o666 & ~current_umask())
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-        for (path, _), tmp in zip(files, temps, strict=True):
-            current = path
-            backup = None
-            if os.path.lexists(path):
-                backup = str(Path(path).with_name(f".{Path(path).name}.{os.urandom(4).hex()}.old"))
-                os.link(path, backup)
-            restore.append((Path(path), backup))
-            os.replace(tmp, path)
-    except BaseException as exc:
-        for target, backup in reversed(restore):
-            with contextlib.suppress(OSError):
-                if backup is None:
-                    os.unlink(target)
-                else:
-                    os.replace(backup, target)
-        for tmp in temps:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        for folder in reversed(made):
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        if isinstance(exc, OSError):
-            raise UsageError(f"cannot write {current}: {exc.strerror or exc}") from exc
-        raise
-    for _, backup in restore:
-        if backup is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(backup)
-
-
-def dumps_json(obj: Any, indent: int | None = 2) -> bytes:
-    """UTF-8 JSON text (no NaN or Infinity: they are not JSON)."""
-    return (json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-
-
-def atomic_write_json(path: str | os.PathLike[str], obj: Any, indent: int | None = 2) -> None:
-    text = json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False)
-    atomic_write_bytes(path, (text + "\n").encode("utf-8"))

@@ -1,9 +1,12 @@
 """Progress for long work: shown on a terminal, quiet in pipes, logs and CI.
 
-`VLBENCH_PROGRESS=0` turns it off, `VLBENCH_PROGRESS=1` on (even without a terminal). Task
-packages use these for their long steps (building the mini world, the METEOR paraphrase index,
-preparing ground truth); the command line also quiets third-party tqdm bars when stderr is not a
-terminal (`quiet_bars`).
+`VLBENCH_PROGRESS=0` turns it off, `VLBENCH_PROGRESS=1` on (even without a terminal); `enabled`
+is the one place that decides. Every bar of vlbench comes from here: task packages and recipes use
+`progress` (a loop), `bar` (a count updated by hand, e.g. per batch) and `stage` (one step without
+a count) for their long steps (building the mini world, the METEOR paraphrase index, preparing
+ground truth, filling removed regions, encoding, training, scoring the leaderboard's
+submissions); the command line also quiets third-party tqdm bars when stderr is not a terminal
+(`quiet_bars`).
 """
 
 from __future__ import annotations
@@ -13,9 +16,12 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+# How every bar looks: redrawn at most twice a second, as wide as the terminal, gone when done.
+_STYLE: dict[str, Any] = {"mininterval": 0.5, "leave": False, "dynamic_ncols": True}
 
 
 def enabled() -> bool:
@@ -31,14 +37,41 @@ def enabled() -> bool:
         return False
 
 
-def progress(iterable: Iterable[T], desc: str, total: int | None = None, unit: str = "it") -> Iterable[T]:
-    """`iterable` with a progress bar on stderr when `enabled()`, else `iterable` itself."""
-    if not enabled():
+def progress(iterable: Iterable[T], desc: str, total: int | None = None, unit: str = "it", *,
+             show: bool = True) -> Iterable[T]:
+    """`iterable` with a progress bar on stderr when `enabled()` and `show` (as for `bar`), else
+    `iterable` itself."""
+    if not (show and enabled()):
         return iterable
     from tqdm import tqdm
 
-    return tqdm(iterable, desc=desc, total=total, unit=unit, mininterval=0.5, leave=False,
-                file=sys.stderr, disable=False)
+    return tqdm(iterable, desc=desc, total=total, unit=unit, file=sys.stderr, disable=False, **_STYLE)
+
+
+class _Silent:
+    """The bar of `bar` when progress is off: the calls a caller makes, doing nothing (and no
+    tqdm import)."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix(self, **values: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def bar(total: int | None, desc: str | None = None, unit: str = "it", *, initial: int = 0,
+        show: bool = True) -> Iterator[Any]:
+    """A bar counted by hand (`update(n)`, `set_postfix(...)`) on stderr, closed when the block
+    ends. Shown when `enabled()` and `show`: the caller's own reason to stay quiet (a `--quiet`
+    flag, a process other than the main one, `progress=False`) can only turn it off."""
+    if not (show and enabled()):
+        yield _Silent()
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, initial=initial, desc=desc, unit=unit, file=sys.stderr, disable=False, **_STYLE) as shown:
+        yield shown
 
 
 @contextlib.contextmanager
@@ -67,4 +100,4 @@ def quiet_bars() -> Iterator[None]:
         os.environ.pop("TQDM_DISABLE", None)
 
 
-__all__ = ["enabled", "progress", "quiet_bars", "stage"]
+__all__ = ["bar", "enabled", "progress", "quiet_bars", "stage"]

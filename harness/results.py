@@ -8,8 +8,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vlbench.atomic_files import atomic_write_json
 from vlbench.errors import UsageError, shorten
-from vlbench.jsonio import DEFAULT_MAX_BYTES, atomic_write_json, read_regular_capped
+from vlbench.jsonio import DEFAULT_MAX_BYTES, read_regular_capped
 
 if TYPE_CHECKING:
     from vlbench.item_table import ItemTable

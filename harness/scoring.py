@@ -16,15 +16,10 @@ from typing import Any
 import numpy as np
 
 from vlbench import __version__
+from vlbench.atomic_files import atomic_write_many, check_output_path, dumps_json
 from vlbench.errors import UsageError
 from vlbench.item_table import ItemTable
-from vlbench.jsonio import (
-    LoadedJson,
-    atomic_write_many,
-    check_output_path,
-    dumps_json,
-    gc_paused,
-)
+from vlbench.jsonio import LoadedJson, gc_paused
 from vlbench.results import ResultRecord, items_document, per_item_path
 from vlbench.stats import bootstrap_ci, resampled_units
 from vlbench.submission import ValidatedSubmission, ValidationOptions, options_of, validate

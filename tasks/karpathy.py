@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from vlbench.errors import UsageError
-from vlbench.jsonio import read_trusted_json, sha256_file
+from vlbench.hashing import sha256_file
+from vlbench.jsonio import read_trusted_json
 from vlbench.source_check import SourceMismatch
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlbench.atomic_files import atomic_write_json
 from vlbench.errors import UsageError
-from vlbench.jsonio import atomic_write_json
 
 from ..consensus import DocumentFrequency, consensus_index, tokenize
 from ..data import _require_files, ground_truth
@@ -75,10 +75,10 @@ def predict(ctx: RunContext) -> list[dict[str, Any]]:
     _require_files(test_paths, "test images", "image_root")
     pool = caption_pool(ctx)
     model = ctx.loaded.model
-    images = embed_images(model, ctx.loaded.preprocess, test_paths, device=ctx.device, batch_size=c.embed_batch_size,
-                          workers=c.workers, progress=ctx.progress)
+    images = embed_images(model, ctx.loaded.preprocess, test_paths, device=ctx.device, precision=c.precision,
+                          batch_size=c.embed_batch_size, workers=c.workers, progress=ctx.progress)
     if k == 0:
-        texts = embed_texts(model, ctx.loaded.tokenizer, pool.captions, device=ctx.device,
+        texts = embed_texts(model, ctx.loaded.tokenizer, pool.captions, device=ctx.device, precision=c.precision,
                             batch_size=c.embed_batch_size, progress=ctx.progress)
         best = topk(images, texts, 1, c.chunk_size)[:, 0].tolist()
         chosen = [pool.captions[j] for j in best]
@@ -86,7 +86,7 @@ def predict(ctx: RunContext) -> list[dict[str, Any]]:
     else:
         _require_files(pool.image_paths, "train images", "image_root")
         train_images = embed_images(model, ctx.loaded.preprocess, pool.image_paths, device=ctx.device,
-                                    batch_size=c.embed_batch_size, workers=c.workers, progress=ctx.progress)
+                                    precision=c.precision, batch_size=c.embed_batch_size, workers=c.workers, progress=ctx.progress)
         neighbours = topk(images, train_images, k, c.chunk_size).tolist()
         tokens = tokenize(pool.captions)
         by_image: list[list[int]] = [[] for _ in pool.image_paths]

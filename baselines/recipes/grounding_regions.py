@@ -17,11 +17,13 @@ from typing import Any
 import numpy as np
 
 from vlbench.errors import UsageError
+from vlbench.progress import bar
 
 from ..data import _require_files, ground_truth
 from ..recipe import Recipe, RunContext
 from ..regions import load_proposals, nms_topk, render_region, sliding_windows
-from ..retrieve import _autocast, _bar, embed_texts
+from ..retrieve import embed_texts
+from ..runtime import autocast
 
 # open_clip's image mean (OPENAI_DATASET_MEAN) in 0-255: masked pixels normalise to about zero
 MASK_FILL = (122, 116, 104)
@@ -98,7 +100,7 @@ class RegionCrops:
         return torch.stack([self.preprocess(render_region(rgb, b, self.masked, MASK_FILL)) for b in self.boxes[i]])
 
 
-def encode_regions(model: Any, dataset: RegionCrops, *, device: str, batch_size: int, workers: int,
+def encode_regions(model: Any, dataset: RegionCrops, *, device: str, precision: str, batch_size: int, workers: int,
                    progress: bool) -> list[Any]:
     """Per image, the L2-normalised embedding of each of its regions: every region once, in
     device batches of up to `batch_size` regions that may span images."""
@@ -108,29 +110,28 @@ def encode_regions(model: Any, dataset: RegionCrops, *, device: str, batch_size:
     loader = DataLoader(dataset, batch_size=None, num_workers=workers)
     out: list[Any] = []
     pending: list[Any] = []  # (image index, regions) not yet encoded
-    bar = _bar(sum(len(b) for b in dataset.boxes), "regions", progress)
 
-    def flush() -> None:
+    def flush(shown: Any) -> None:
         if not pending:
             return
         batch = torch.cat(pending).to(device, non_blocking=True)
         sizes = [len(p) for p in pending]
         pending.clear()
-        with torch.no_grad(), _autocast(device):
+        with torch.no_grad(), autocast(precision, device):
             emb = torch.cat([model.encode_image(batch[lo : lo + batch_size], normalize=True).float()
                              for lo in range(0, len(batch), batch_size)])
         out.extend(emb.split(sizes))
-        bar.update(len(batch))
+        shown.update(len(batch))
 
-    queued = 0
-    for regions in loader:
-        pending.append(regions)
-        queued += len(regions)
-        if queued >= batch_size:
-            flush()
-            queued = 0
-    flush()
-    bar.close()
+    with bar(sum(len(b) for b in dataset.boxes), "regions", "item", show=progress) as shown:
+        queued = 0
+        for regions in loader:
+            pending.append(regions)
+            queued += len(regions)
+            if queued >= batch_size:
+                flush(shown)
+                queued = 0
+        flush(shown)
     return out
 
 
@@ -152,11 +153,11 @@ def predict(ctx: RunContext) -> dict[str, Any]:
     c = ctx.config
     texts = sorted(set(gt.p_text))
     text_index = {t: j for j, t in enumerate(texts)}
-    phrase_emb = embed_texts(ctx.loaded.model, ctx.loaded.tokenizer, texts, device=ctx.device,
+    phrase_emb = embed_texts(ctx.loaded.model, ctx.loaded.tokenizer, texts, device=ctx.device, precision=c.precision,
                              batch_size=c.embed_batch_size, progress=ctx.progress)
     region_emb = encode_regions(ctx.loaded.model, RegionCrops(paths, boxes, ctx.loaded.preprocess, settings.masked),
-                                device=ctx.device, batch_size=c.embed_batch_size, workers=c.workers,
-                                progress=ctx.progress)
+                                device=ctx.device, precision=c.precision, batch_size=c.embed_batch_size,
+                                workers=c.workers, progress=ctx.progress)
     phrases_of: dict[int, list[int]] = {}
     for row, img in enumerate(gt.p_image.tolist()):
         phrases_of.setdefault(img, []).append(row)

@@ -8,23 +8,25 @@ rerun with the same parameters reuses it. With several processes each rank fills
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
 import random
 import re
 import shutil
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlbench.atomic_files import atomic_write_bytes, atomic_write_json
 from vlbench.errors import UsageError
-from vlbench.jsonio import atomic_write_bytes, atomic_write_json, read_trusted_json
+from vlbench.hashing import sha256_bytes, sha256_file
+from vlbench.jsonio import read_trusted_json
+from vlbench.progress import bar
 from vlbench.tasks.decorrelated.removal import TAU1, TAU2, TAU3, Removal, candidate_removals
 
+from ..runtime import barrier, is_distributed
 from .captions import CAPTION_MODES, ClassMentions, mentions_for, prompt_caption, synthetic_caption
 from .sources import SourceImage
 
@@ -113,14 +115,8 @@ def _safe(text: str) -> str:
 
 
 def _digest(params: dict[str, Any], sources: Sequence[SourceImage]) -> str:
-    h = hashlib.sha256(json.dumps(params, sort_keys=True).encode())
-    for s in sources:
-        h.update(f"{s.image_id}\0{s.path}\0{s.width}x{s.height}\0{s.objects}\0{s.captions}\n".encode())
-    return h.hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    listed = "".join(f"{s.image_id}\0{s.path}\0{s.width}x{s.height}\0{s.objects}\0{s.captions}\n" for s in sources)
+    return sha256_bytes((json.dumps(params, sort_keys=True) + listed).encode())
 
 
 def _cached(folder: Path) -> list[tuple[Path, str, str]] | None:
@@ -133,7 +129,7 @@ def _cached(folder: Path) -> list[tuple[Path, str, str]] | None:
         items = doc["items"]
         for item in items:
             f = folder / item["file_name"]
-            if not f.is_file() or _sha256(f) != item["sha256"]:
+            if not f.is_file() or sha256_file(f) != item["sha256"]:
                 return None
         return [(folder / i["file_name"], i["caption"], i["group"]) for i in items]
     except (OSError, ValueError, KeyError, TypeError):
@@ -204,35 +200,19 @@ def _mini_scene(image_id: int, world: str) -> Any:
     return _SCENES[world].get(image_id)
 
 
-def _distributed() -> bool:
-    try:
-        import torch.distributed as dist
-    except ImportError:
-        return False
-    return dist.is_available() and dist.is_initialized()
-
-
-def _barrier() -> None:
-    if _distributed():
-        import torch.distributed as dist
-
-        dist.barrier()
-
-
 def _fill(filler: Filler, todo: Sequence[tuple[int, Planned]], staging: Path, seed: int, batch_size: int,
-          fill: str, progress: bool, tqdm: Any) -> None:
+          fill: str, progress: bool) -> None:
     mine = [(k, p) for k, p in todo if not (staging / p.file_name).is_file()]
-    bar = tqdm(total=len(mine), desc=f"D' ({fill})", unit="img", disable=not (progress and sys.stderr.isatty()))
-    for lo in range(0, len(mine), batch_size):
-        chunk = mine[lo : lo + batch_size]
-        # The item's index, not its batch, seeds its noise: any sharding fills it the same way.
-        images = filler([p for _, p in chunk], [seed * 1_000_003 + k for k, _ in chunk])
-        for (_, p), im in zip(chunk, images, strict=True):
-            buf = io.BytesIO()
-            im.save(buf, format="PNG")
-            atomic_write_bytes(staging / p.file_name, buf.getvalue())
-        bar.update(len(chunk))
-    bar.close()
+    with bar(len(mine), f"D' ({fill})", unit="img", show=progress) as shown:
+        for lo in range(0, len(mine), batch_size):
+            chunk = mine[lo : lo + batch_size]
+            # The item's index, not its batch, seeds its noise: any sharding fills it the same way.
+            images = filler([p for _, p in chunk], [seed * 1_000_003 + k for k, _ in chunk])
+            for (_, p), im in zip(chunk, images, strict=True):
+                buf = io.BytesIO()
+                im.save(buf, format="PNG")
+                atomic_write_bytes(staging / p.file_name, buf.getvalue())
+            shown.update(len(chunk))
 
 
 def build_synthetic_pairs(
@@ -249,8 +229,6 @@ def build_synthetic_pairs(
     separate jobs sharing `cache_dir`: a rank > 0 fills its share and returns its own pairs (staging
     paths), and the rank-0 call fills whatever is still missing, then publishes the whole set.
     """
-    from tqdm import tqdm
-
     if fill not in FILLS:
         raise UsageError(f"synthetic fill {fill!r}: one of {', '.join(FILLS)}")
     params = {"format": FORMAT, "ratio": ratio, "fill": fill, "captions": captions, "seed": seed, "tau": list(tau),
@@ -268,21 +246,21 @@ def build_synthetic_pairs(
     filler = filler or Filler(fill, device, inpaint_model, inpaint_steps, inpaint_resolution, batch_size)
     if not 0 <= rank < world_size:
         raise UsageError(f"rank {rank} is not in 0..{world_size - 1}")
-    distributed = _distributed()
+    distributed = is_distributed()
     # Images already in the staging folder come from an interrupted run (each written atomically).
-    _fill(filler, shard(planned, rank, world_size), staging, seed, batch_size, fill, progress, tqdm)
-    _barrier()
+    _fill(filler, shard(planned, rank, world_size), staging, seed, batch_size, fill, progress)
+    barrier()
     if not distributed and rank != 0:
         return [(staging / p.file_name, p.caption, p.source.image_id) for _, p in shard(planned, rank, world_size)]
     if not distributed and world_size > 1:
-        _fill(filler, list(enumerate(planned)), staging, seed, batch_size, fill, progress, tqdm)
+        _fill(filler, list(enumerate(planned)), staging, seed, batch_size, fill, progress)
     if rank == 0:
         items = [{"file_name": p.file_name, "caption": p.caption, "group": p.source.image_id,
-                  "source_image": str(p.source.path), "source_sha256": _sha256(p.source.path)
+                  "source_image": str(p.source.path), "source_sha256": sha256_file(p.source.path)
                   if p.source.path.is_file() else None, "removed_classes": list(p.removal.removed_classes),
                   "present_classes": list(p.removal.present_classes),
                   "removed_boxes": [list(b) for b in p.removal.removed_boxes],
-                  "sha256": _sha256(staging / p.file_name)} for p in planned]
+                  "sha256": sha256_file(staging / p.file_name)} for p in planned]
         atomic_write_json(staging / MANIFEST, {
             "format": FORMAT, "params": params, "digest": digest, "sources": len(sources),
             "source_pairs": sum(len(s.captions) for s in sources), "requested": round(ratio * (n_pairs or sum(len(s.captions) for s in sources))),
@@ -291,7 +269,7 @@ def build_synthetic_pairs(
         if folder.exists():
             shutil.rmtree(folder)
         os.replace(staging, folder)
-    _barrier()
+    barrier()
     built = _cached(folder)
     if built is None:
         raise UsageError(f"the synthetic set in {folder} is incomplete after building; delete it and rerun")

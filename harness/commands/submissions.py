@@ -69,7 +69,7 @@ def _check_out(out: str | None, submission: str) -> None:
     """Refuse a bad --out before any work (a refused run must write nothing)."""
     if not out:
         return
-    from vlbench.jsonio import check_output_path
+    from vlbench.atomic_files import check_output_path
     from vlbench.results import per_item_path
 
     path = check_output_path(out, "result record")

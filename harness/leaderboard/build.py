@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from collections.abc import Container
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
 from vlbench.benchmark import Benchmark
 from vlbench.errors import InvalidSubmission, UsageError
 from vlbench.ground_truth import locate_ground_truth
+from vlbench.hashing import sha256_file
 from vlbench.item_table import ItemTable
-from vlbench.jsonio import sha256_file
 from vlbench.leaderboard.cache import CachedScore, ScoreCache, cache_key, canonical
 from vlbench.leaderboard.sources import (
     REPORTED_FOLDER,
@@ -32,6 +29,7 @@ from vlbench.leaderboard.sources import (
     read_reference_list,
     read_reported,
 )
+from vlbench.progress import progress
 from vlbench.registry import registry
 from vlbench.results import ResultRecord
 from vlbench.scoring import score_file
@@ -217,8 +215,7 @@ def build(
     scored: list[str] = []
     ground_truth: dict[str, str] = {}
     files = _submission_files(root)
-    show = not quiet and sys.stderr.isatty()
-    for path in tqdm(files, desc="scoring submissions", unit="file", disable=not show):
+    for path in progress(files, "scoring submissions", unit="file", show=not quiet):
         relative = path.relative_to(root).as_posix()
         folder = path.parent.name
         if folder not in reg.benchmarks:

@@ -10,7 +10,6 @@ any install.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -18,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from vlbench import __version__
+from vlbench.atomic_files import atomic_write_bytes
 from vlbench.benchmark import Benchmark
+from vlbench.hashing import sha256_bytes
 from vlbench.item_table import ItemTable
-from vlbench.jsonio import atomic_write_bytes
 from vlbench.results import ResultRecord
 
 CACHE_FORMAT = 1
@@ -30,7 +30,7 @@ def cache_key(submission_sha256: str, benchmark: Benchmark, ground_truth_sha256:
               harness_version: str = __version__) -> str:
     text = "\n".join([f"format {CACHE_FORMAT}", submission_sha256, benchmark.id, benchmark.version,
                       ground_truth_sha256, harness_version])
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_bytes(text.encode("utf-8"))
 
 
 @dataclass

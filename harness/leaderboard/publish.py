@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vlbench.atomic_files import atomic_write_bytes, atomic_write_json, new_folder_beside
 from vlbench.errors import UsageError
-from vlbench.jsonio import atomic_write_bytes, current_umask
 from vlbench.leaderboard.build import BuildReport
 from vlbench.leaderboard.ownership import (
     MARKER,
@@ -112,7 +112,7 @@ def write_folder(report: BuildReport, folder: Path) -> list[Path]:
         written.append(folder / name)
     written += report.cache.write_used(folder / CACHE_FOLDER)
     marker = marker_document(board_rows(report), (p.relative_to(folder).as_posix() for p in written))
-    atomic_write_bytes(folder / MARKER, (json.dumps(marker, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    atomic_write_json(folder / MARKER, marker)
     return [*written, folder / MARKER]
 
 
@@ -146,8 +146,7 @@ def publish(report: BuildReport, out: str | os.PathLike, *,
     staging = None
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
-        os.chmod(staging, 0o777 & ~current_umask())  # mkdtemp makes it 0700
+        staging = new_folder_beside(out, f".{out.name}.new-")
         written = write_folder(report, staging)
         swap_in(staging, out)
     except BaseException:

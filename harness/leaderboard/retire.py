@@ -15,8 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from vlbench.atomic_files import atomic_write_many
 from vlbench.errors import UsageError
-from vlbench.jsonio import atomic_write_many
 from vlbench.leaderboard.build import RETIRED_FOLDER, _score, _submission_files
 from vlbench.registry import registry
 

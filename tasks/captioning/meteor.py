@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from vlbench.hashing import sha256_file
 from vlbench.tasks.captioning import paraphrase
 from vlbench.tasks.captioning.java import JavaUnavailable, java_command, meteor_jar
 from vlbench.tasks.captioning.meteor_python import PythonMeteor
@@ -78,7 +79,7 @@ def default_shards() -> int:
 
 @cache
 def _is_meteor_15(jar: str, size: int, mtime_ns: int) -> bool:
-    return paraphrase.file_sha256(Path(jar)) == paraphrase.METEOR_15_SHA256
+    return sha256_file(Path(jar)) == paraphrase.METEOR_15_SHA256
 
 
 class _Jvm:

@@ -39,7 +39,6 @@ index from exactly the keys); `meteor_python` reads its tokens from the same nor
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import re
@@ -54,6 +53,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from vlbench.hashing import sha256_file
 from vlbench.progress import stage
 
 FORMAT = 2  # 2: span keys (first and last 8 bytes, length) instead of polynomial hashes
@@ -457,14 +457,6 @@ def cache_root() -> Path:
     return (Path(data) if data else Path.home() / ".cache" / "vlbench") / "meteor"
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _source_key(table_gz: Path, cache: Path) -> str:
     """sha256 and size of the table, with the sha256 remembered per (path, size, mtime)."""
     st = table_gz.stat()
@@ -476,7 +468,7 @@ def _source_key(table_gz: Path, cache: Path) -> str:
         known = {}
     sha = known.get(stamp)
     if not isinstance(sha, str):
-        sha = file_sha256(table_gz)
+        sha = sha256_file(table_gz)
         known = {stamp: sha}
         try:
             cache.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,7 @@ def _n(count: int) -> str:
 
 
 def _karpathy_mismatches(kdata: Any, path: Path | None) -> list[SourceMismatch]:
-    from vlbench.jsonio import sha256_file
+    from vlbench.hashing import sha256_file
     from vlbench.tasks.karpathy import check_karpathy
 
     digest = sha256_file(path) if path is not None and path.is_file() else None

@@ -6,7 +6,7 @@ Run after `vlbench data prepare` (the manifest lists each query's source image a
         [--model MODEL_ID] [--device cuda|cpu] [--batch-size 8] [--steps 25] [--seed 0]
 
 It is resumable (queries whose output file exists are skipped), batched, and shows a progress
-bar. torch and diffusers are imported only for `inpaint`, so scoring never needs them.
+bar on a terminal (`vlbench.progress`). torch and diffusers are imported only for `inpaint`, so scoring never needs them.
 
 The paper inpaints with Yu et al. 2018 (contextual attention, not packaged anywhere we may
 install from); vlbench uses a diffusers inpainting pipeline instead, with an empty prompt, and
@@ -25,7 +25,9 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageFilter
 
-from vlbench.jsonio import atomic_write_bytes, read_trusted_json
+from vlbench.atomic_files import atomic_write_bytes
+from vlbench.jsonio import read_trusted_json
+from vlbench.progress import bar
 from vlbench.tasks.decorrelated.removal import box_mask
 
 METHODS = ("inpaint", "blur", "mean", "zero")
@@ -124,8 +126,6 @@ def fill_queries(
     progress: bool = True,
 ) -> list[Path]:
     """Write `<out>/<query file_name>` for every query not done yet; returns the files written."""
-    from tqdm import tqdm
-
     if method not in METHODS:
         raise ValueError(f"unknown fill method {method!r}; one of {', '.join(METHODS)}")
     queries = read_trusted_json(manifest)["queries"]
@@ -133,23 +133,22 @@ def fill_queries(
     if method == "inpaint" and todo and pipe is None:
         pipe = load_inpainting_pipeline(model_id, device)
     written: list[Path] = []
-    bar = tqdm(total=len(todo), desc=f"fill ({method})", unit="img", disable=not progress)
-    for start in range(0, len(todo), batch_size):
-        numbered = todo[start : start + batch_size]
-        batch = [q for _, q in numbered]
-        images = [Image.open(source / q["source_file"]).convert("RGB") for q in batch]
-        masks = [removal_mask(q["removed_boxes"], im.size) for q, im in zip(batch, images, strict=True)]
-        if method == "inpaint":
-            seeds = [seed + i for i, _ in numbered]
-            filled = inpaint_batch(pipe, images, masks, resolution=resolution, steps=steps, seeds=seeds)
-        else:
-            filled = [simple_fill(im, m, method) for im, m in zip(images, masks, strict=True)]
-        for q, im in zip(batch, filled, strict=True):
-            target = out / q["file_name"]
-            atomic_write_bytes(target, _png(im))  # atomic: an interrupted run never leaves half a file
-            written.append(target)
-        bar.update(len(batch))
-    bar.close()
+    with bar(len(todo), f"fill ({method})", unit="img", show=progress) as shown:
+        for start in range(0, len(todo), batch_size):
+            numbered = todo[start : start + batch_size]
+            batch = [q for _, q in numbered]
+            images = [Image.open(source / q["source_file"]).convert("RGB") for q in batch]
+            masks = [removal_mask(q["removed_boxes"], im.size) for q, im in zip(batch, images, strict=True)]
+            if method == "inpaint":
+                seeds = [seed + i for i, _ in numbered]
+                filled = inpaint_batch(pipe, images, masks, resolution=resolution, steps=steps, seeds=seeds)
+            else:
+                filled = [simple_fill(im, m, method) for im, m in zip(images, masks, strict=True)]
+            for q, im in zip(batch, filled, strict=True):
+                target = out / q["file_name"]
+                atomic_write_bytes(target, _png(im))  # atomic: an interrupted run never leaves half a file
+                written.append(target)
+            shown.update(len(batch))
     return written
 
 

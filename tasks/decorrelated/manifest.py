@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from vlbench.jsonio import atomic_write_json, read_trusted_json
+from vlbench.atomic_files import atomic_write_json
+from vlbench.jsonio import read_trusted_json
 from vlbench.tasks.decorrelated.metrics import count_relevant, pack_classes, pack_csr
 
 FORMAT = "vlbench-decorrelated-manifest"

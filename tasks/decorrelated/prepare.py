@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from vlbench.errors import UsageError
+from vlbench.progress import progress
 from vlbench.source_check import check_source
 from vlbench.tasks.decorrelated.manifest import Gallery, Query, build_manifest
 from vlbench.tasks.decorrelated.mentions import FLICKR_CLASSES, MentionMatcher, coco_matcher, tokens
@@ -106,7 +105,7 @@ def karpathy_gallery(dataset: list[KarpathyEntry], mentions: Mentions) -> Galler
     """Every caption of every split (the paper's train+val+test gallery), in file order."""
     ids: list[str | int] = []
     ms: list[list[int]] = []
-    for img in tqdm(dataset, desc="gallery mentions", unit="img", mininterval=1.0):
+    for img in progress(dataset, "gallery mentions", unit="img"):
         for j, sent in enumerate(img.sentences):
             if sent.sentid is None:
                 raise UsageError(f"the Karpathy file has a caption without a sentid (image {img.filename})")
@@ -139,7 +138,7 @@ def coco_queries(
     for filepath, images in sorted(by_file.items()):
         coco = COCO(str(_find(annotations, f"instances_{filepath}.json")))
         names = {c["id"]: c["name"] for c in coco.loadCats(coco.getCatIds())}
-        for img in tqdm(images, desc=f"removals {filepath}", unit="img", mininterval=1.0):
+        for img in progress(images, f"removals {filepath}", unit="img"):
             info = coco.imgs[img.cocoid]
             objects = [
                 (names[a["category_id"]], tuple(a["bbox"]))
@@ -243,7 +242,7 @@ def _flickr_mentions(root: Path, classes: Sequence[str]):
 
 def flickr_queries(dataset: list[KarpathyEntry], root: Path, classes: Sequence[str], split: str = "test") -> list[Query]:
     queries: list[Query] = []
-    for img in tqdm([i for i in dataset if i.split == split], desc="removals", unit="img"):
+    for img in progress([i for i in dataset if i.split == split], "removals", unit="img"):
         stem = Path(img.filename).stem
         found = flickr_objects(root, stem, classes)
         if found is None:

@@ -26,9 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union, overload
 
+from vlbench.atomic_files import atomic_write_bytes
 from vlbench.errors import InvalidSubmission, IssueList, UsageError, VlbenchError, pointer
 from vlbench.ground_truth import locate_ground_truth
-from vlbench.jsonio import atomic_write_bytes, load_submission_file
+from vlbench.jsonio import load_submission_file
 from vlbench.registry import registry
 from vlbench.tasks.grounding.loaders import GroundTruth, load_ground_truth_file
 

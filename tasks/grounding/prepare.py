@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import zipfile
 from collections.abc import Mapping
@@ -12,6 +11,7 @@ from typing import Any
 from vlbench.benchmark import Benchmark
 from vlbench.errors import UsageError
 from vlbench.ground_truth import prepare_target
+from vlbench.hashing import sha256_bytes
 from vlbench.source_check import SourceMismatch, check_source
 from vlbench.tasks.grounding.loaders import (
     build_ground_truth,
@@ -53,7 +53,7 @@ def source_mismatches(doc: dict[str, Any], expected: Mapping[str, Any]) -> list[
         "images": len(ids),
         "sentences": sum(len(s) for s in doc["lookup"].values()),
         "phrases": len(doc["phrases"]["image"]),
-        "ids_sha256": hashlib.sha256("\n".join(ids).encode()).hexdigest(),
+        "ids_sha256": sha256_bytes("\n".join(ids).encode()),
     }
     what = {"images": "images in the split file", "sentences": "sentences with a boxed phrase",
             "phrases": "phrases whose chain has a box",

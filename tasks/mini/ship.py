@@ -15,7 +15,6 @@ identical files.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib
 import json
 import shutil
@@ -23,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from vlbench.hashing import sha256_file
 
 MINI_BENCHMARKS = ("mini-retrieval", "mini-decorrelated", "mini-grounding", "mini-captions", "mini-shapes-retrieval")
 HERE = Path(__file__).resolve().parent
@@ -49,10 +50,6 @@ def mini_file(name: str, path: str) -> DataFile:
     """A DataFile shipped in the package under tasks/mini/data/."""
     return DataFile(name=name, path=f"data/{{path}}", sha256=SHA256.get(path), location=PACKAGE)
 '''
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _shipped_path(path: str) -> str:
@@ -134,7 +131,7 @@ def ship(seed: int = 0) -> int:
                 dst = DATA / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dst)
-                sha[rel] = _sha256(dst)
+                sha[rel] = sha256_file(dst)
                 shipped.append(bid)
                 print(f"{bid}: {rel} {dst.stat().st_size / 1e6:.2f} MB sha256 {sha[rel][:12]}")
     write_files_py(sha)

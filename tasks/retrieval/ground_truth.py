@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.atomic_files import atomic_write_json
 from vlbench.errors import UsageError
-from vlbench.jsonio import atomic_write_json, read_trusted_json
+from vlbench.jsonio import read_trusted_json
 from vlbench.tasks.karpathy import parse_karpathy
 
 FORMAT = "vlbench-retrieval-gt"

@@ -83,7 +83,7 @@ def test_groups_stay_together_and_ranks_split_the_global_batch(mini_pairs: list)
         assert len(run) == 3
     assert epoch_order(pairs, 1, 0, True) != epoch_order(pairs, 1, 1, True)
     assert epoch_order(pairs, 1, 0, True) == epoch_order(pairs, 1, 0, True)
-    from vlbench.baselines.train import Distributed
+    from vlbench.baselines.runtime import Distributed
 
     c = resolve({"batch_size": 16})
     one = batch_indices(mini_pairs, c, 3, 4, Distributed())
@@ -124,7 +124,7 @@ def _worker(rank: int, world: int, port: int, pairs: list, out: str) -> None:
     # arrives ends this process with an error instead of a 30-minute wait
     torch.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                                          timeout=timedelta(seconds=RENDEZVOUS_TIMEOUT_S))
-    from vlbench.baselines.train import init_distributed
+    from vlbench.baselines.runtime import init_distributed
 
     dist = init_distributed("cpu")
     result = train(fresh(), pairs, resolve({**SETTINGS, "steps": 3}), device="cpu", checkpoint_dir=None, dist=dist,

@@ -257,7 +257,7 @@ def test_published_files_get_normal_permissions(small: tuple[Path, Path], tmp_pa
     old = os.umask(0o022)
     try:
         _, written = leaderboard.build_and_publish(subs, tmp_path / "lb", resamples=100, quiet=True)
-        from vlbench.jsonio import atomic_write_json
+        from vlbench.atomic_files import atomic_write_json
 
         atomic_write_json(tmp_path / "result.json", {"a": 1})
     finally:

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import karpathy_doc
-from vlbench.progress import enabled, progress, stage
+from vlbench.progress import bar, enabled, progress, stage
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_quiet_without_a_terminal(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -33,6 +35,39 @@ def test_forced_on_and_off(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     assert "counting" in err and "long step ..." in err and "long step: done in" in err
     monkeypatch.setenv("VLBENCH_PROGRESS", "0")
     assert not enabled()
+
+
+def test_counted_bar_follows_the_same_switch(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.delenv("VLBENCH_PROGRESS", raising=False)  # and stderr is not a terminal here
+    with bar(3, "quiet count", unit="img") as shown:
+        shown.update(2)
+        shown.set_postfix(loss="0.5")
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("VLBENCH_PROGRESS", "1")
+    with bar(3, "counted", unit="img") as shown:
+        shown.update(2)
+        shown.set_postfix(loss="0.5")
+    err = capsys.readouterr().err
+    assert "counted" in err and "2/3" in err and "loss=0.5" in err
+    # the caller's own reasons to stay quiet (--quiet, a rank other than 0) still turn it off
+    with bar(3, "not the main process", show=False) as shown:
+        shown.update(3)
+    assert list(progress(range(3), desc="quiet loop", show=False)) == [0, 1, 2]
+    assert capsys.readouterr().err == ""
+    for off in ("0", "off", "no"):
+        monkeypatch.setenv("VLBENCH_PROGRESS", off)
+        with bar(3, "switched off") as shown:
+            shown.update(3)
+        assert capsys.readouterr().err == ""
+
+
+def test_every_bar_comes_from_vlbench_progress() -> None:
+    """One place decides whether a bar is shown: no other module builds a tqdm bar of its own."""
+    own = REPO / "harness" / "progress.py"
+    builders = [str(p.relative_to(REPO)) for folder in ("harness", "tasks", "baselines", "benchmarks")
+                for p in sorted((REPO / folder).rglob("*.py"))
+                if p != own and ("from tqdm" in p.read_text(encoding="utf-8") or "import tqdm" in p.read_text(encoding="utf-8"))]
+    assert builders == []
 
 
 def _prepare_argv(tmp_path: Path) -> list[str]:

@@ -1,15 +1,12 @@
-"""Result records round-trip and are written atomically."""
+"""Result records round-trip."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from vlbench.item_table import ItemTable
-from vlbench.jsonio import atomic_write_bytes
 from vlbench.results import ResultRecord, load_items, save_items
 
 
@@ -30,17 +27,3 @@ def test_items_round_trip(tmp_path: Path) -> None:
     save_items(tmp_path / "i.json", items)
     back = load_items(tmp_path / "i.json")
     assert back["q"].ids == ["x", "y"] and np.array_equal(back["q"].values, items["q"].values)
-
-
-def test_atomic_write_leaves_old_file_on_failure(tmp_path: Path, monkeypatch) -> None:
-    target = tmp_path / "out.json"
-    target.write_text("old")
-
-    def broken_replace(src, dst):
-        raise OSError("disk full")
-
-    monkeypatch.setattr(os, "replace", broken_replace)
-    with pytest.raises(OSError):
-        atomic_write_bytes(target, b"new")
-    assert target.read_text() == "old"
-    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]

@@ -185,7 +185,7 @@ def test_meta_nested_past_the_parser(capsys, tmp_path: Path) -> None:
 
 def test_failed_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The record's rename fails after the per-item file's succeeded: both are taken back."""
-    from vlbench import jsonio
+    from vlbench import atomic_files
 
     (tmp_path / "r.per_item.json").write_text("old items")
     real = os.replace
@@ -195,7 +195,7 @@ def test_failed_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
             raise OSError(28, "No space left on device")
         return real(src, dst)
 
-    monkeypatch.setattr(jsonio.os, "replace", replace)
+    monkeypatch.setattr(atomic_files.os, "replace", replace)
     with pytest.raises(UsageError, match="No space left"):
         vlbench.score(DOCS["mini-retrieval"], bootstrap=0, out=tmp_path / "r.json")
     assert listing(tmp_path) == ["r.per_item.json"]

@@ -9,6 +9,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from vlbench.hashing import sha256_file
 from vlbench.tasks.captioning import paraphrase as P
 from vlbench.tasks.captioning.java import meteor_jar
 
@@ -17,7 +18,7 @@ from vlbench.tasks.captioning.java import meteor_jar
 def real_index_cache() -> Path:
     table = meteor_jar().parent / "data" / "paraphrase-en.gz"
     root = P.cache_root()
-    key = P.index_key(P.file_sha256(table), table.stat().st_size)
+    key = P.index_key(sha256_file(table), table.stat().st_size)
     if (root / f"index-v{P.FORMAT}-{key}" / "meta.json").is_file():
         return root
     tmp = Path(tempfile.mkdtemp(prefix="vlbench-test-meteor-"))

@@ -17,6 +17,7 @@ from conftest import EDGE_CANDS, EDGE_REFS, generated_set, needs_java
 from gen import adversarial_caption, realistic_caption
 from meteor_index import real_index_cache as _real_index_cache
 
+from vlbench.hashing import sha256_file
 from vlbench.tasks.captioning import paraphrase as P
 from vlbench.tasks.captioning.java import java_command, meteor_jar
 from vlbench.tasks.captioning.meteor import MeteorProcess, score_line
@@ -143,7 +144,7 @@ def test_a_format_1_index_of_the_table_is_replaced(tmp_path):
     table = tmp_path / "t.gz"
     _write_table(table, [("0.5", "a man", "a guy")])
     cache = tmp_path / "cache"
-    key = P.index_key(P.file_sha256(table), table.stat().st_size)
+    key = P.index_key(sha256_file(table), table.stat().st_size)
     old = cache / f"index-{key}"
     old.mkdir(parents=True)
     (old / "meta.json").write_text('{"format": 1}')
