@@ -29,13 +29,24 @@ def print_issues(exc: InvalidSubmission, as_json: bool) -> None:
     print(exc.issues.report(), file=sys.stderr)
 
 
+def _singular(noun: str) -> str:
+    """The count keys' English plurals: queries, classes, boxes, matches, images, folds."""
+    if noun.endswith("ies"):
+        return noun[:-3] + "y"
+    if noun.endswith(("sses", "xes", "ches", "shes")):
+        return noun[:-2]
+    if noun.endswith("s") and not noun.endswith("ss"):
+        return noun[:-1]
+    return noun
+
+
 def describe_counts(n: dict[str, Any]) -> str:
     """`{'images': 250, 'folds': 1}` -> `250 images, 1 fold` (for people, not a dict repr)."""
     parts = []
     for key, value in n.items():
         noun = key.replace("_", " ")
-        if value == 1 and noun.endswith("s") and not noun.endswith("ss"):
-            noun = noun[:-1]
+        if value == 1:
+            noun = _singular(noun)
         parts.append(f"{value:,} {noun}" if isinstance(value, int) else f"{value} {noun}")
     return ", ".join(parts)
 

@@ -15,6 +15,9 @@ from vlbench.registry import registry
 def test_counts_read_as_words() -> None:
     assert describe_counts({"images": 250, "folds": 1, "captions": 1_250}) == "250 images, 1 fold, 1,250 captions"
     assert describe_counts({"query_images": 1, "loss": 1, "coverage": "full"}) == "1 query image, 1 loss, full coverage"
+    assert describe_counts({"classes": 1, "queries": 1, "boxes": 1, "phrases": 1, "matches": 1}) == (
+        "1 class, 1 query, 1 box, 1 phrase, 1 match")
+    assert describe_counts({"classes": 2, "queries": 3}) == "2 classes, 3 queries"
 
 
 def test_simple_table_is_tabulate_s_simple_format() -> None:
