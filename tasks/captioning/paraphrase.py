@@ -28,8 +28,9 @@ The index (built once per paraphrase file, about 5-6 s on a loaded 2-core box, c
 vlbench data folder): the decompressed table, each entry's byte offset, and the 40-bit key of each
 entry's phrase and paraphrase (`span_keys`: their first and last 8 UTF-8 bytes and byte length,
 joined by single spaces, the table's own form; lines that are not in that form are keyed after
-re-joining). A run keys every n-gram (up to the longest table phrase) of its normalised captions
-the same way; a key collision can only keep an extra entry.
+re-joining), with a Bloom filter of those keys. A run keys every n-gram (up to the longest table
+phrase) of its normalised captions the same way, drops through the filter the keys that are surely
+not table phrases, and looks up the rest; a key collision can only keep an extra entry.
 
 One module, though long: the normaliser, the keys and the index decide together which table
 entries can match this run's tokens (the keys must come from exactly the normaliser's tokens, the
@@ -56,7 +57,9 @@ import numpy as np
 from vlbench.hashing import sha256_file
 from vlbench.progress import stage
 
-FORMAT = 2  # 2: span keys (first and last 8 bytes, length) instead of polynomial hashes
+FORMAT = 3  # 2: span keys (first and last 8 bytes, length) instead of polynomial hashes; 3: a Bloom filter
+# The index folders of earlier formats, by format: superseded once the current one is built.
+_EARLIER_FOLDERS = {1: "index-{key}", 2: "index-v2-{key}"}
 # The Meteor 1.5 jar that pycocoevalcap 1.2 ships: the argument above was checked on its bytecode,
 # so the filtered table is only used with this exact jar.
 METEOR_15_SHA256 = "1e57b4c72c0830ebe68558f1c799a624e96cbc1b6045c9f6330e26dcff6eafc2"
@@ -88,17 +91,14 @@ _LOWER_START = re.compile("[a-z]")  # ^[\p{Lower}]: ASCII
 _DIGIT_START = re.compile("[0-9]")
 _WHITE = re.compile("[ \u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000\xa0]+")
 _TOKEN_DELIMS = re.compile("[ \t\n\r\f]+")  # java.util.StringTokenizer's default delimiters
-_SCORE_SPLIT = re.compile(r"\|\|\|")
+
+
+_JAVA_TRIMMED = "".join(map(chr, range(33)))
 
 
 def java_trim(s: str) -> str:
     """String.trim(): strips every character <= U+0020 at both ends."""
-    i, j = 0, len(s)
-    while i < j and s[i] <= " ":
-        i += 1
-    while j > i and s[j - 1] <= " ":
-        j -= 1
-    return s[i:j]
+    return s.strip(_JAVA_TRIMMED)
 
 
 def string_tokens(s: str) -> list[str]:
@@ -120,43 +120,54 @@ def nonbreaking_prefixes(jar: str) -> dict[str, int]:
 
 
 def normalize_line(line: str, nbp: dict[str, int]) -> str:
-    """Normalizer.normalizeLine(line, LANG_EN, true) of Meteor 1.5, step by step."""
+    """Normalizer.normalizeLine(line, LANG_EN, true) of Meteor 1.5, step by step. A step is skipped
+    when the text lacks the character that every match of its pattern needs (it would change
+    nothing): most captions have no dot, comma, quote or dash."""
     s = _SEP_OTHER.sub(r" \1 ", " " + line + " ")
-    s = _MULTI_DOT.sub(r" DOTMULTI\1", s)
+    if ".." in s:
+        s = _MULTI_DOT.sub(r" DOTMULTI\1", s)
     while "DOTMULTI." in s:
         s = _MULTI_DOT2.sub(r"DOTDOTMULTI \1", s)
         s = s.replace("DOTMULTI.", "DOTDOTMULTI")
-    s = _COMMA.sub(r"\1 , \2", s)
-    s = _COMMA2.sub(r"\1 , \2", s)
-    s = _COMMA3.sub(r"\1 , \2", s)
-    s = _QUOTE.sub("'", s)
-    s = _QUOTE2.sub(' " ', s)
-    s = s.replace("\u2013", "-").replace("--", "-")
-    s = _RM_DASH.sub(r"\1 \2", s)
-    s = _CONT1.sub(r"\1 ' \2", s)
-    s = _CONT2.sub(r"\1 ' \2", s)
-    s = _CONT3.sub(r"\1 ' \2", s)
-    s = _CONT4.sub(r"\1 '\2", s)
-    s = _CONT5.sub(r"\1 '\2", s)
+    if "," in s:
+        s = _COMMA.sub(r"\1 , \2", s)
+        s = _COMMA2.sub(r"\1 , \2", s)
+        s = _COMMA3.sub(r"\1 , \2", s)
+    if "`" in s or "\u2018" in s or "\u2019" in s:
+        s = _QUOTE.sub("'", s)
+    if "''" in s or "\u201c" in s or "\u201d" in s:
+        s = _QUOTE2.sub(' " ', s)
+    if "-" in s or "\u2013" in s:
+        s = s.replace("\u2013", "-").replace("--", "-")
+        s = _RM_DASH.sub(r"\1 \2", s)
+    if "'" in s:
+        s = _CONT1.sub(r"\1 ' \2", s)
+        s = _CONT2.sub(r"\1 ' \2", s)
+        s = _CONT3.sub(r"\1 ' \2", s)
+        s = _CONT4.sub(r"\1 '\2", s)
+        s = _CONT5.sub(r"\1 '\2", s)
     words = string_tokens(s)
-    parts: list[str] = []
-    last = len(words) - 1
-    for i, w in enumerate(words):
-        if len(w) > 1 and w.endswith("."):
-            pre = w[:-1]
-            kind = nbp.get(pre)
-            if "." in pre and _NBP_ALPHA.search(pre):
-                parts.append(w.replace(".", ""))
-            elif kind == 1 or (i < last and _LOWER_START.match(words[i + 1])):  # noqa: SIM114 (the jar's branches)
-                parts.append(w)
-            elif kind == 2 and i < last and _DIGIT_START.match(words[i + 1]):
-                parts.append(w)
+    if "." not in s:  # the loop below only changes words that end in a dot
+        s = "".join(w + " " for w in words)
+    else:
+        parts: list[str] = []
+        last = len(words) - 1
+        for i, w in enumerate(words):
+            if len(w) > 1 and w.endswith("."):
+                pre = w[:-1]
+                kind = nbp.get(pre)
+                if "." in pre and _NBP_ALPHA.search(pre):
+                    parts.append(w.replace(".", ""))
+                elif kind == 1 or (i < last and _LOWER_START.match(words[i + 1])):  # noqa: SIM114 (the jar's branches)
+                    parts.append(w)
+                elif kind == 2 and i < last and _DIGIT_START.match(words[i + 1]):
+                    parts.append(w)
+                else:
+                    parts.append(pre + " .")
             else:
-                parts.append(pre + " .")
-        else:
-            parts.append(w)
-        parts.append(" ")
-    s = "".join(parts)
+                parts.append(w)
+            parts.append(" ")
+        s = "".join(parts)
     while "DOTDOTMULTI" in s:
         s = s.replace("DOTDOTMULTI", "DOTMULTI.")
     s = s.replace("DOTMULTI", ".")
@@ -165,11 +176,12 @@ def normalize_line(line: str, nbp: dict[str, int]) -> str:
 
 def score_parts(line: str) -> list[str]:
     """The hypothesis and references the jar reads from one SCORE line: String.split("\\|\\|\\|")
-    (trailing empty strings removed), every part after the first, trimmed."""
-    parts = _SCORE_SPLIT.split(line)
+    (trailing empty strings removed), every part after the first, trimmed. (A literal separator
+    splits left to right without overlaps, as Java's regex split does here.)"""
+    parts = line.split("|||")
     while parts and parts[-1] == "":
         parts.pop()
-    return [java_trim(p) for p in parts[1:]]
+    return [p.strip(_JAVA_TRIMMED) for p in parts[1:]]
 
 
 _PLAIN = re.compile("[A-Za-z0-9 ]*")
@@ -201,17 +213,17 @@ KEY_BITS = 40  # the index packs a key and a 24-bit line number into one uint64 
 _LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
 
-def span_keys(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The KEY_BITS-bit key of every byte span buf[start:end] (uint8 `buf`; spans within it)."""
-    starts = np.asarray(starts, dtype=np.int64)
-    ends = np.asarray(ends, dtype=np.int64)
-    if len(starts) == 0:
-        return np.zeros(0, dtype=np.uint64)
-    padded = np.zeros(len(buf) + 24, dtype=np.uint8)  # 8 bytes before, room after
+def _padded(buf: np.ndarray) -> np.ndarray:
+    """`buf` with 8 zero bytes before and 16 after: every span's first and last 8 bytes are then
+    one row of a strided view."""
+    padded = np.zeros(len(buf) + 24, dtype=np.uint8)
     padded[8 : 8 + len(buf)] = buf
-    # the 8 bytes at each position as one row of a strided view: one row gather per position
-    rows = np.lib.stride_tricks.sliding_window_view(padded, 8)
+    return padded
+
+
+def _padded_span_keys(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     length = ends - starts
+    rows = np.lib.stride_tricks.sliding_window_view(padded, 8)  # one row gather per position
     first = np.ascontiguousarray(rows[starts + 8]).view("<u8").reshape(-1)
     first &= _LOW_BYTES[np.minimum(length, 8)]
     final = np.ascontiguousarray(rows[ends]).view("<u8").reshape(-1)  # bytes end-8 .. end-1
@@ -226,6 +238,15 @@ def span_keys(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
     return key >> np.uint64(64 - KEY_BITS)
 
 
+def span_keys(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The KEY_BITS-bit key of every byte span buf[start:end] (uint8 `buf`; spans within it)."""
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    if len(starts) == 0:
+        return np.zeros(0, dtype=np.uint64)
+    return _padded_span_keys(_padded(buf), starts, ends)
+
+
 def bytes_key(b: bytes) -> int:
     """The key of one phrase's bytes (as `span_keys` computes it)."""
     buf = np.frombuffer(b, dtype=np.uint8)
@@ -234,40 +255,59 @@ def bytes_key(b: bytes) -> int:
 
 def ngram_keys(token_lists: Iterable[Sequence[str]], max_n: int) -> np.ndarray:
     """Keys of every n-gram (n = 0..max_n) of each token list, joined by single spaces, as
-    `bytes_key` computes them (sorted, with repeats); vectorised over positions."""
-    vocab: dict[str, int] = {}
-    ids: list[int] = []
-    for toks in token_lists:
-        for t in toks:
-            ids.append(vocab.setdefault(t, len(vocab)))
-        ids.append(-1)  # list separator: no n-gram crosses it
-    enc = [w.encode("utf-8", "surrogatepass") for w in vocab]
-    # the text: every token followed by a space, every list by a newline
-    pieces = [*(w + b" " for w in enc), b"\n"]
-    seq = np.array(ids, dtype=np.int64)
-    valid_tok = seq >= 0
-    seq = np.where(valid_tok, seq, len(enc))
-    text = b"".join(pieces[i] for i in seq.tolist())
-    buf = np.frombuffer(text, dtype=np.uint8)
-    tl = np.array([len(w) for w in enc] + [0], dtype=np.int64)[seq]
-    occupied = np.where(valid_tok, tl + 1, 1)
-    tok_start = np.cumsum(occupied) - occupied
-    out = [span_keys(buf, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))]  # the empty phrase
-    ok = valid_tok.copy()
-    n = len(seq)
+    `bytes_key` computes them (unsorted, with repeats); vectorised over positions.
+
+    The lists are keyed in their own text form: tokens joined by spaces, lists by newlines
+    (Meteor's tokens never hold either: StringTokenizer split them off), so the token spans are
+    read off the separators' positions, with no per-token Python work."""
+    text = "\n".join(" ".join(toks) for toks in token_lists) + "\n"
+    buf = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    newline = buf == 10
+    sep = np.flatnonzero(newline | (buf == 32))
+    starts = np.empty(len(sep), dtype=np.int64)
+    starts[:1] = 0
+    starts[1:] = sep[:-1] + 1
+    token = sep > starts  # an empty list leaves an empty span between two newlines
+    line = np.cumsum(newline[sep]) - newline[sep]  # the list each span belongs to
+    tok_start, tok_end, tok_line = starts[token], sep[token], line[token]
+    padded = _padded(buf)
+    zero = np.zeros(1, dtype=np.int64)
+    out = [_padded_span_keys(padded, zero, zero)]  # the empty phrase
+    n = len(tok_start)
     for k in range(max_n):
         if n - k <= 0:
             break
-        if k:
-            ok = ok[:-1] & valid_tok[k:]
-        first = np.flatnonzero(ok)
-        out.append(span_keys(buf, tok_start[first], tok_start[first + k] + tl[first + k]))
-    keys = np.concatenate(out)
-    keys.sort()  # sorted queries make the later searchsorted cache-friendly; duplicates are harmless
-    return keys
+        first = np.flatnonzero(tok_line[: n - k] == tok_line[k:])  # k+1 tokens of one list
+        out.append(_padded_span_keys(padded, tok_start[first], tok_end[first + k]))
+    return np.concatenate(out)
 
 
 # --------------------------------------------------------------------------- index
+BLOOM_BITS = 26  # 2^26 bits (8 MiB); with two probes per key, about 0.6% false positives at 2.6M phrases
+
+
+def _bloom_probes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two bit positions per key: its top and its bottom BLOOM_BITS bits (the keys are already
+    well mixed)."""
+    mask = np.uint64((1 << BLOOM_BITS) - 1)
+    return keys >> np.uint64(KEY_BITS - BLOOM_BITS), keys & mask
+
+
+def bloom_filter(keys: np.ndarray) -> np.ndarray:
+    bits = np.zeros(1 << BLOOM_BITS, dtype=bool)
+    for probe in _bloom_probes(keys):
+        bits[probe] = True
+    return np.packbits(bits, bitorder="little")
+
+
+def bloom_contains(bloom: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """False where a key is surely not among the filter's keys."""
+    out = np.ones(len(keys), dtype=bool)
+    for probe in _bloom_probes(keys):
+        out &= (bloom[probe >> np.uint64(3)] >> (probe & np.uint64(7)).astype(np.uint8)) & 1 == 1
+    return out
+
+
 @dataclass
 class ParaphraseIndex:
     root: Path
@@ -276,6 +316,7 @@ class ParaphraseIndex:
     right: np.ndarray  # per entry: position of its paraphrase hash
     starts: np.ndarray  # per entry: byte offset of its triple in table.txt; one sentinel at the end
     max_n: int
+    bloom: np.ndarray  # a Bloom filter of `phrases` (uint8 bits; `bloom_bits`)
 
     @classmethod
     def load(cls, root: Path) -> ParaphraseIndex:
@@ -283,11 +324,18 @@ class ParaphraseIndex:
         if meta.get("format") != FORMAT:
             raise ValueError("index format changed")
         arr = {k: np.load(root / f"{k}.npy", mmap_mode="r") for k in ("phrases", "left", "right", "starts")}
-        return cls(root, arr["phrases"], arr["left"], arr["right"], arr["starts"], int(meta["max_n"]))
+        # read whole: every run touches most of their pages, and one read beats a page fault each
+        for k in ("left", "right", "bloom"):
+            arr[k] = np.load(root / f"{k}.npy")
+        return cls(root, arr["phrases"], arr["left"], arr["right"], arr["starts"], int(meta["max_n"]), arr["bloom"])
 
     def keep(self, hashes: np.ndarray) -> np.ndarray:
-        """Indices of the entries whose phrase and paraphrase hashes are both in `hashes`."""
+        """Indices of the entries whose phrase and paraphrase hashes are both in `hashes` (any
+        order, repeats allowed)."""
         present = np.zeros(len(self.phrases) + 1, dtype=bool)
+        # A run has millions of n-gram keys and few are table phrases: the Bloom filter drops most
+        # of them in one vectorised pass, so only the rest are sorted and searched.
+        hashes = np.unique(hashes[bloom_contains(self.bloom, hashes)])
         pos = np.searchsorted(self.phrases, hashes)
         pos_c = np.minimum(pos, len(self.phrases) - 1)
         hit = self.phrases[pos_c] == hashes
@@ -430,6 +478,7 @@ def build_index(table_gz: Path, root: Path) -> None:
     first[:1] = True
     np.not_equal(hashes[1:], hashes[:-1], out=first[1:])
     np.save(root / "phrases.npy", hashes[first])
+    np.save(root / "bloom.npy", bloom_filter(hashes[first]))
     del hashes
     ids = np.cumsum(first, dtype=np.int32)
     ids -= 1
@@ -503,19 +552,21 @@ def ensure_index(table_gz: Path, cache: Path | None = None) -> ParaphraseIndex:
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
-        _remove_format_1(cache / f"index-{key}")
+        for fmt, folder in _EARLIER_FOLDERS.items():
+            _remove_earlier_format(cache / folder.format(key=key), fmt)
     return ParaphraseIndex.load(root)
 
 
-def _remove_format_1(old: Path) -> None:
-    """The same table's index in format 1 (about 360 MB), superseded: removed when it is one that
-    vlbench wrote (its meta.json says so); anything else is left alone."""
+def _remove_earlier_format(old: Path, fmt: int) -> None:
+    """The same table's index in an earlier format (about 360 MB), superseded: removed when it is
+    one that vlbench wrote (its meta.json says that format, and it holds only vlbench's files);
+    anything else is left alone."""
     try:
         meta = json.loads((old / "meta.json").read_text())
     except (OSError, ValueError):
         return
     names = {"meta.json", "table.txt", "phrases.npy", "left.npy", "right.npy", "starts.npy"}
-    if isinstance(meta, dict) and meta.get("format") == 1 and {p.name for p in old.iterdir()} <= names:
+    if isinstance(meta, dict) and meta.get("format") == fmt and {p.name for p in old.iterdir()} <= names:
         shutil.rmtree(old, ignore_errors=True)
 
 

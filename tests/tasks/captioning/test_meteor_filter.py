@@ -5,6 +5,7 @@ filtered table against the same jar with the whole table, on adversarial caption
 from __future__ import annotations
 
 import gzip
+import json
 import random
 import re
 import shutil
@@ -138,26 +139,46 @@ def test_ensure_index_is_cached_and_keyed_by_content(tmp_path):
     assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith(".build-")]
 
 
-def test_a_format_1_index_of_the_table_is_replaced(tmp_path):
-    """Format 1 (polynomial hashes) is superseded: the same table's old folder goes once the new
-    index exists; a folder vlbench did not write (other files inside) stays."""
+@pytest.mark.parametrize(("fmt", "folder"), [(1, "index-{key}"), (2, "index-v2-{key}")])
+def test_an_earlier_format_index_of_the_table_is_replaced(tmp_path, fmt, folder):
+    """Formats 1 (polynomial hashes) and 2 (no Bloom filter) are superseded: the same table's old
+    folder goes once the new index exists; a folder vlbench did not write (other files inside)
+    stays."""
     table = tmp_path / "t.gz"
     _write_table(table, [("0.5", "a man", "a guy")])
     cache = tmp_path / "cache"
     key = P.index_key(sha256_file(table), table.stat().st_size)
-    old = cache / f"index-{key}"
+    old = cache / folder.format(key=key)
     old.mkdir(parents=True)
-    (old / "meta.json").write_text('{"format": 1}')
+    (old / "meta.json").write_text(json.dumps({"format": fmt}))
     (old / "table.txt").write_text("0.5\na man\na guy\n")
     P.ensure_index(table, cache)
     assert not old.exists() and (cache / f"index-v{P.FORMAT}-{key}" / "meta.json").is_file()
     other = tmp_path / "cache2"
-    kept = other / f"index-{key}"
+    kept = other / folder.format(key=key)
     kept.mkdir(parents=True)
-    (kept / "meta.json").write_text('{"format": 1}')
+    (kept / "meta.json").write_text(json.dumps({"format": fmt}))
     (kept / "notes.txt").write_text("mine")
     P.ensure_index(table, other)
     assert (kept / "notes.txt").read_text() == "mine"
+    wrong = tmp_path / "cache3"
+    other_format = wrong / folder.format(key=key)  # a folder of that name holding another format
+    other_format.mkdir(parents=True)
+    (other_format / "meta.json").write_text(json.dumps({"format": fmt + 7}))
+    P.ensure_index(table, wrong)
+    assert other_format.exists()
+
+
+def test_bloom_filter_has_no_false_negatives_and_few_false_positives():
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 1 << P.KEY_BITS, size=200_000, dtype=np.uint64)
+    bloom = P.bloom_filter(keys)
+    assert bloom.dtype == np.uint8 and len(bloom) == (1 << P.BLOOM_BITS) // 8
+    assert P.bloom_contains(bloom, keys).all()
+    others = rng.integers(0, 1 << P.KEY_BITS, size=200_000, dtype=np.uint64)
+    others = others[~np.isin(others, keys)]
+    assert P.bloom_contains(bloom, others).mean() < 0.01
+    assert not P.bloom_contains(P.bloom_filter(np.zeros(0, dtype=np.uint64)), keys).any()
 
 
 def _adversarial_set(n: int, seed: int) -> tuple[list[str], list[list[str]]]:
