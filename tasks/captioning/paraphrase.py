@@ -184,12 +184,12 @@ def score_parts(line: str) -> list[str]:
     return [p.strip(_JAVA_TRIMMED) for p in parts[1:]]
 
 
-_PLAIN = re.compile("[A-Za-z0-9 ]*")
+PLAIN_PART = re.compile("[A-Za-z0-9 ]*")
 
 
 def meteor_tokens(text: str, nbp: dict[str, int]) -> list[str]:
     """The words Meteor aligns for one hypothesis or reference under `-norm`."""
-    if _PLAIN.fullmatch(text) and "DOTMULTI" not in text:
+    if PLAIN_PART.fullmatch(text) and "DOTMULTI" not in text:
         # Only ASCII letters, digits and spaces: no rule of the normaliser applies (each needs a
         # character outside this set: punctuation, a quote, a dash, a dot or a non-ASCII letter;
         # except the final un-escaping, which turns a literal "DOTMULTI" into "."), so it only
@@ -363,8 +363,7 @@ def _block_line_keys(buf: np.ndarray, text: bytes) -> tuple[np.ndarray, np.ndarr
     line_start = np.concatenate([np.zeros(1, dtype=np.int64), nl[:-1] + 1])
     keys = span_keys(buf, line_start, nl)
     space = buf == 32
-    # spaces per line: the spaces before each newline, differenced
-    spaces = np.diff(np.searchsorted(np.flatnonzero(space), nl), prepend=0)
+    spaces = np.add.reduceat(space.view(np.uint8), line_start, dtype=np.int32)  # per line
     n_tok = np.where(nl > line_start, spaces + 1, 0)
     # Lines that are not tokens joined by single spaces (leading, trailing or repeated delimiters,
     # tabs, form feeds) are re-joined the way StringTokenizer reads them. The shipped table has none.
@@ -444,11 +443,15 @@ def build_index(table_gz: Path, root: Path) -> None:
                 buf = np.frombuffer(text, dtype=np.uint8, count=end)
                 nl, h, n_tok = _block_line_keys(buf, text[:end])
                 starts = offset + np.concatenate([np.zeros(1, dtype=np.int64), nl[:-1] + 1])
-                role = (lines + np.arange(len(nl))) % 3  # 0: probability, 1: phrase, 2: paraphrase
-                hash_parts.append(h[role != 0])
-                if (role != 0).any():
-                    max_n = max(max_n, int(n_tok[role != 0].max()))
-                start_parts.append(starts[role == 0])
+                # the block's lines by role: every third is a probability, the others a phrase or
+                # a paraphrase
+                probability = np.zeros(len(nl), dtype=bool)
+                probability[(-lines) % 3 :: 3] = True
+                phrase = ~probability
+                hash_parts.append(h[phrase])
+                if phrase.any():
+                    max_n = max(max_n, int(n_tok[phrase].max()))
+                start_parts.append(starts[probability])
                 lines += len(nl)
                 offset += end
                 carry = text[end:]
