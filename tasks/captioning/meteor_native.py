@@ -85,23 +85,33 @@ def _table_arrays(entries: Sequence[Entry], ids: dict[str, int]) -> tuple[np.nda
     )
 
 
-def segment_stats(res: MeteorResources, entries: Sequence[Entry],
-                  segments: Sequence[Sequence[Sequence[str]]]) -> np.ndarray:
-    """The jar's 23 statistics of each segment (token lists, the last the hypothesis), of its first
-    reference with the strictly highest score, as `meteor_python._segment_stats` computes them."""
-    if _meteor_align is None:
-        raise RuntimeError("the C aligner (vlbench.tasks.captioning._meteor_align) is not built")
+def native_arguments(res: MeteorResources, entries: Sequence[Entry],
+                     segments: Sequence[Sequence[Sequence[str]]]) -> tuple:
+    """The extension's arguments but `out` (words, table, segments, params): see `_meteor_align.c`."""
     sequences = [toks for seg in segments for toks in seg]
     tokens = [w for toks in sequences for w in toks]
     words = list(dict.fromkeys(tokens))
     ids = {w: i for i, w in enumerate(words)}
     token_ids = np.fromiter(map(ids.__getitem__, tokens), dtype=np.int32, count=len(tokens))
-    out = np.zeros((len(segments), METEOR_STATS), dtype=np.float64)
-    _meteor_align.segment_stats(
+    return (
         _word_arrays(res, words),
         _table_arrays(entries, ids),
         (_offsets([len(t) for t in sequences]), token_ids, _offsets([len(seg) for seg in segments])),
         (METEOR_ALPHA, METEOR_BETA, METEOR_GAMMA, METEOR_DELTA, *METEOR_WEIGHTS),
-        out.reshape(-1),
     )
+
+
+def native_stats(arguments: tuple) -> np.ndarray:
+    """Runs the extension on `native_arguments`: (segments, 23) statistics."""
+    if _meteor_align is None:
+        raise RuntimeError("the C aligner (vlbench.tasks.captioning._meteor_align) is not built")
+    out = np.zeros((len(arguments[2][2]) - 1, METEOR_STATS), dtype=np.float64)
+    _meteor_align.segment_stats(*arguments, out.reshape(-1))
     return out
+
+
+def segment_stats(res: MeteorResources, entries: Sequence[Entry],
+                  segments: Sequence[Sequence[Sequence[str]]]) -> np.ndarray:
+    """The jar's 23 statistics of each segment (token lists, the last the hypothesis), of its first
+    reference with the strictly highest score, as `meteor_python._segment_stats` computes them."""
+    return native_stats(native_arguments(res, entries, segments))
