@@ -25,7 +25,12 @@ from bench_captioning import make_set, ptb_tokenized
 
 from vlbench.tasks.captioning import meteor_native, paraphrase
 from vlbench.tasks.captioning.meteor import MeteorProcess, score_line
-from vlbench.tasks.captioning.meteor_python import Aligner, ParaphraseTrie, _segment_stats, read_entries
+from vlbench.tasks.captioning.meteor_python import (
+    Aligner,
+    ParaphraseTrie,
+    _segment_stats,
+    read_entries,
+)
 
 
 def median_time(fn, repeats: int) -> tuple[float, object]:

@@ -77,6 +77,7 @@ typedef struct {
     int32_t n_nodes;
     int64_t *entry_off; /* n_nodes + 1 */
     int32_t *entries;
+    int32_t *root_child; /* per word id: the root's child, -1 for none (most positions stop there) */
 } Trie;
 
 #define EMPTY_KEY UINT64_MAX
@@ -109,6 +110,7 @@ static void trie_free(Trie *t) {
     free(t->child);
     free(t->entry_off);
     free(t->entries);
+    free(t->root_child);
     memset(t, 0, sizeof(*t));
 }
 
@@ -157,6 +159,9 @@ static int trie_build(Trie *t, const Run *run) {
             if (end_node[e] >= 0) t->entries[fill[end_node[e]]++] = (int32_t)e;
         free(fill);
     }
+    t->root_child = malloc(sizeof(int32_t) * (size_t)(run->n_words > 0 ? run->n_words : 1));
+    if (!t->root_child) goto nomem;
+    for (Py_ssize_t v = 0; v < run->n_words; v++) t->root_child[v] = trie_child(t, 0, (int32_t)v);
     free(end_node);
     return OK;
 nomem:
@@ -190,6 +195,7 @@ typedef struct {
     Match *stage; /* `found` grouped by reference start, each group in the matchers' order */
     size_t cap_stage;
     int32_t *stage_off, *cov1, *cov2, *fill;
+    int32_t *hash1, *stem1, *hash2, *stem2; /* the lines' hash codes, side by side for the matcher loops */
     size_t cap_n1, cap_n2;
     /* partial alignments */
     unsigned char *pool;
@@ -222,6 +228,10 @@ static void work_free(Work *w) {
     free(w->cov1);
     free(w->cov2);
     free(w->fill);
+    free(w->hash1);
+    free(w->stem1);
+    free(w->hash2);
+    free(w->stem2);
     free(w->pool);
     free(w->free_slots);
     free(w->prev);
@@ -232,26 +242,27 @@ static void work_free(Work *w) {
 
 /* Per-position arrays for a hypothesis of n1 and a reference of n2 words. */
 static int work_lengths(Work *w, int32_t n1, int32_t n2) {
-    if ((size_t)n1 + 1 > w->cap_n1) {
-        size_t cap = w->cap_n1;
-        if (reserve((void **)&w->cov1, &cap, (size_t)n1 + 1, sizeof(int32_t))) return ERR_NOMEM;
+    size_t need1 = (size_t)n1 + 1, need2 = (size_t)n2 + 1;
+    int32_t **grow1[] = {&w->cov1, &w->hash1, &w->stem1};
+    int32_t **grow2[] = {&w->cov2, &w->stage_off, &w->fill, &w->hash2, &w->stem2};
+    if (need1 > w->cap_n1) {
+        size_t cap = w->cap_n1 ? w->cap_n1 : 64;
+        while (cap < need1) cap *= 2;
+        for (size_t k = 0; k < sizeof(grow1) / sizeof(grow1[0]); k++) {
+            int32_t *q = realloc(*grow1[k], cap * sizeof(int32_t));
+            if (!q) return ERR_NOMEM; /* what was grown stays owned by w (work_free) */
+            *grow1[k] = q;
+        }
         w->cap_n1 = cap;
     }
-    if ((size_t)n2 + 1 > w->cap_n2) {
-        size_t cap = 0;
-        int32_t *arrays[3] = {w->cov2, w->stage_off, w->fill};
-        for (int k = 0; k < 3; k++) {
-            cap = w->cap_n2;
-            if (reserve((void **)&arrays[k], &cap, (size_t)n2 + 1, sizeof(int32_t))) {
-                w->cov2 = arrays[0]; /* keep what was grown, so that work_free frees it */
-                w->stage_off = arrays[1];
-                w->fill = arrays[2];
-                return ERR_NOMEM;
-            }
+    if (need2 > w->cap_n2) {
+        size_t cap = w->cap_n2 ? w->cap_n2 : 64;
+        while (cap < need2) cap *= 2;
+        for (size_t k = 0; k < sizeof(grow2) / sizeof(grow2[0]); k++) {
+            int32_t *q = realloc(*grow2[k], cap * sizeof(int32_t));
+            if (!q) return ERR_NOMEM;
+            *grow2[k] = q;
         }
-        w->cov2 = arrays[0];
-        w->stage_off = arrays[1];
-        w->fill = arrays[2];
         w->cap_n2 = cap;
     }
     return OK;
@@ -331,11 +342,9 @@ static int share_synset(const Run *run, int32_t a, int32_t b) {
 static int paraphrase_pass(Work *w, const Run *run, const Trie *trie, const int32_t *from, int32_t n_from,
                            const int32_t *other, int32_t n_other, int from_is_ref) {
     for (int32_t j = 0; j < n_from; j++) {
-        int32_t node = 0;
-        for (int32_t k = j; k < n_from; k++) {
-            node = trie_child(trie, node, from[k]);
-            if (node < 0) break;
-            int32_t plen = k - j + 1;
+        int32_t node = trie->root_child[from[j]]; /* token ids are word ids, checked on entry */
+        for (int32_t k = j; node >= 0; node = ++k < n_from ? trie_child(trie, node, from[k]) : -1) {
+            int32_t plen = k - j + 1; /* the phrase from[j..k] ends at `node` */
             for (int64_t q = trie->entry_off[node]; q < trie->entry_off[node + 1]; q++) {
                 int32_t e = trie->entries[q];
                 const int32_t *para = run->para_ids + run->para_off[e];
@@ -357,25 +366,32 @@ static int paraphrase_pass(Work *w, const Run *run, const Trie *trie, const int3
 /* Fills w->stage / stage_off (matches grouped by reference start) and the coverage counts. */
 static int find_matches(Work *w, const Run *run, const Trie *trie, const int32_t *w1, int32_t n1,
                         const int32_t *w2, int32_t n2) {
-    const int32_t *hash = run->hash, *stem = run->stem;
+    int32_t *h1 = w->hash1, *s1 = w->stem1, *h2 = w->hash2, *s2 = w->stem2;
+    for (int32_t i = 0; i < n1; i++) {
+        h1[i] = run->hash[w1[i]];
+        s1[i] = run->stem[w1[i]];
+    }
+    for (int32_t j = 0; j < n2; j++) {
+        h2[j] = run->hash[w2[j]];
+        s2[j] = run->stem[w2[j]];
+    }
     w->n_found = 0;
     memset(w->cov1, 0, sizeof(int32_t) * (size_t)n1);
     memset(w->cov2, 0, sizeof(int32_t) * (size_t)n2);
     /* Reference position outer, hypothesis position inner, module by module, as the jar loops. */
     for (int32_t j = 0; j < n2; j++)
         for (int32_t i = 0; i < n1; i++)
-            if (hash[w1[i]] == hash[w2[j]] && add_match(w, j, 1, i, 1, EXACT)) return ERR_NOMEM;
+            if (h1[i] == h2[j] && add_match(w, j, 1, i, 1, EXACT)) return ERR_NOMEM;
     int same = n1 == n2;
-    for (int32_t i = 0; same && i < n1; i++) same = hash[w1[i]] == hash[w2[i]];
+    for (int32_t i = 0; same && i < n1; i++) same = h1[i] == h2[i];
     if (!same) { /* the jar runs only the exact matcher on lines of equal word hashes */
         for (int32_t j = 0; j < n2; j++)
             for (int32_t i = 0; i < n1; i++)
-                if (stem[w1[i]] == stem[w2[j]] && hash[w1[i]] != hash[w2[j]] && add_match(w, j, 1, i, 1, STEM))
-                    return ERR_NOMEM;
+                if (s1[i] == s2[j] && h1[i] != h2[j] && add_match(w, j, 1, i, 1, STEM)) return ERR_NOMEM;
         for (int32_t j = 0; j < n2; j++) {
             if (run->syn_off[w2[j]] == run->syn_off[w2[j] + 1]) continue;
             for (int32_t i = 0; i < n1; i++)
-                if (hash[w1[i]] != hash[w2[j]] && share_synset(run, w1[i], w2[j]) &&
+                if (h1[i] != h2[j] && share_synset(run, w1[i], w2[j]) &&
                     add_match(w, j, 1, i, 1, SYNONYM))
                     return ERR_NOMEM;
         }
@@ -443,11 +459,14 @@ static void stable_sort(SortItem *a, SortItem *tmp, size_t n) {
 }
 
 static int sort_list(Work *w, const int32_t *list, size_t n) {
-    if (reserve((void **)&w->items, &w->cap_items, n, sizeof(SortItem))) return ERR_NOMEM;
-    size_t cap_tmp = w->cap_items;
-    SortItem *t = realloc(w->tmp, cap_tmp * sizeof(SortItem));
-    if (!t) return ERR_NOMEM;
-    w->tmp = t;
+    if (n > w->cap_items) {
+        size_t cap = w->cap_items;
+        if (reserve((void **)&w->items, &cap, n, sizeof(SortItem))) return ERR_NOMEM;
+        SortItem *t = realloc(w->tmp, cap * sizeof(SortItem));
+        if (!t) return ERR_NOMEM;
+        w->tmp = t;
+        w->cap_items = cap;
+    }
     for (size_t k = 0; k < n; k++) {
         Partial *p = part_at(w, list[k]);
         w->items[k].neg_weight = -(p->w1 + p->w2);

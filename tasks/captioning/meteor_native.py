@@ -66,9 +66,18 @@ def _word_arrays(res: MeteorResources, words: Sequence[str]) -> tuple[np.ndarray
     stems = np.fromiter((res.stem_hash(w) for w in words), dtype=np.int32, count=len(words))
     function = np.fromiter((w.lower() in fw for w in words), dtype=np.uint8, count=len(words))
     synsets = [sorted(res.synonym_sets(w)) for w in words]
-    syn_off = _offsets([len(s) for s in synsets])
-    syn_ids = np.fromiter((k for s in synsets for k in s), dtype=np.int64, count=int(syn_off[-1]))
-    return hashes, stems, function, syn_off, syn_ids
+    lengths = np.fromiter((len(s) for s in synsets), dtype=np.int64, count=len(words))
+    syn_ids = np.fromiter((k for s in synsets for k in s), dtype=np.int64, count=int(lengths.sum()))
+    # Only a synset of two or more run words can make a synonym match (the matcher pairs different
+    # words): the others are dropped, and the kept ids renumbered densely (order kept), so the C
+    # side intersects short lists.
+    _, dense, counts = np.unique(syn_ids, return_inverse=True, return_counts=True)
+    dense = dense.reshape(-1)
+    shared = counts[dense] >= 2
+    owner = np.repeat(np.arange(len(words)), lengths)
+    syn_off = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner[shared], minlength=len(words)), out=syn_off[1:])
+    return hashes, stems, function, syn_off, dense[shared].astype(np.int64)
 
 
 def _table_arrays(entries: Sequence[Entry], ids: dict[str, int]) -> tuple[np.ndarray, ...]:
