@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -98,14 +99,16 @@ def native_arguments(res: MeteorResources, entries: Sequence[Entry],
                      segments: Sequence[Sequence[Sequence[str]]]) -> tuple:
     """The extension's arguments but `out` (words, table, segments, params): see `_meteor_align.c`."""
     sequences = [toks for seg in segments for toks in seg]
-    tokens = [w for toks in sequences for w in toks]
-    words = list(dict.fromkeys(tokens))
-    ids = {w: i for i, w in enumerate(words)}
-    token_ids = np.fromiter(map(ids.__getitem__, tokens), dtype=np.int32, count=len(tokens))
+    token_offsets = _offsets([len(t) for t in sequences])
+    ids = dict.fromkeys(chain.from_iterable(sequences), 0)  # the run's words, in first-seen order
+    for i, w in enumerate(ids):
+        ids[w] = i
+    token_ids = np.fromiter(map(ids.__getitem__, chain.from_iterable(sequences)), dtype=np.int32,
+                            count=int(token_offsets[-1]))
     return (
-        _word_arrays(res, words),
+        _word_arrays(res, list(ids)),
         _table_arrays(entries, ids),
-        (_offsets([len(t) for t in sequences]), token_ids, _offsets([len(seg) for seg in segments])),
+        (token_offsets, token_ids, _offsets([len(seg) for seg in segments])),
         (METEOR_ALPHA, METEOR_BETA, METEOR_GAMMA, METEOR_DELTA, *METEOR_WEIGHTS),
     )
 
