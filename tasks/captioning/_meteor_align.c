@@ -28,6 +28,10 @@
  *   Raises ValueError on malformed arrays, RuntimeError where the Python aligner raises it (an
  *   alignment holding a paraphrase match of no reference words), MemoryError. The GIL is released
  *   while segments are aligned.
+ *
+ * One file, though long: an extension module is one compilation unit, and the matchers, the
+ * search and the statistics are one algorithm whose order of operations is checked against
+ * meteor_python.py side by side.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
