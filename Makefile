@@ -5,12 +5,13 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
 .PHONY: demo test leaderboard clean
 
-$(VENV)/.core: pyproject.toml setup.py
+# The C source too: editing it rebuilds the extension (an editable install compiles it in place).
+$(VENV)/.core: pyproject.toml setup.py tasks/captioning/_meteor_align.c
 	python3 -m venv $(VENV)
 	$(PIP) -e .
 	touch $@
 
-$(VENV)/.dev: pyproject.toml setup.py
+$(VENV)/.dev: pyproject.toml setup.py tasks/captioning/_meteor_align.c
 	python3 -m venv $(VENV)
 	$(PIP) -e '.[dev]'
 	touch $@ $(VENV)/.core

@@ -3,11 +3,15 @@
 The engine (`harness/`) is the `vlbench` package itself; `tasks/` and `baselines/` become
 `vlbench.tasks` and `vlbench.baselines`. Declarative metadata stays in pyproject.toml; only the
 package mapping lives here, because it is computed from the folders (new subpackages need no edit).
+
+One optional C extension: METEOR's aligner (`tasks/captioning/_meteor_align.c`). Without a C
+compiler the install still succeeds and METEOR runs the same algorithm in Python, slower.
 """
 
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 ROOTS = {"vlbench": "harness", "vlbench.tasks": "tasks", "vlbench.baselines": "baselines"}
 
@@ -21,4 +25,23 @@ def packages() -> list[str]:
     return found
 
 
-setup(packages=packages(), package_dir=ROOTS)
+class BuildExt(build_ext):
+    """Compiler flags that keep the aligner's floating point bit-equal to Python's: no fused
+    multiply-add contraction, no fast-math (the score that picks the best reference must round
+    exactly as `meteor_python.segment_score` does)."""
+
+    def build_extensions(self) -> None:
+        msvc = self.compiler.compiler_type == "msvc"
+        flags = ["/O2", "/fp:precise"] if msvc else ["-O2", "-ffp-contract=off", "-fno-fast-math"]
+        for ext in self.extensions:
+            ext.extra_compile_args = [*flags, *ext.extra_compile_args]
+        super().build_extensions()
+
+
+METEOR_ALIGN = Extension(
+    "vlbench.tasks.captioning._meteor_align",
+    sources=["tasks/captioning/_meteor_align.c"],
+    optional=True,  # no compiler: the pure-Python aligner (meteor_python) runs instead
+)
+
+setup(packages=packages(), package_dir=ROOTS, ext_modules=[METEOR_ALIGN], cmdclass={"build_ext": BuildExt})

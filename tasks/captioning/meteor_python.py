@@ -53,7 +53,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vlbench.tasks.captioning import paraphrase
+from vlbench.tasks.captioning import meteor_native, paraphrase
 from vlbench.tasks.captioning.meteor_stats import (
     METEOR_ALPHA,
     METEOR_BETA,
@@ -593,6 +593,8 @@ class PythonMeteor:
         for n, seg in enumerate(segments):
             if not seg:
                 raise ValueError(f"statement {n} has no hypothesis")
+        if meteor_native.use_native():  # the same algorithm in C: no workers needed
+            return meteor_native.segment_stats(self.res, entries, segments)
         aligner = Aligner(self.res, ParaphraseTrie(entries) if entries else None)
         k = self.workers if len(segments) >= PARALLEL_MIN_SEGMENTS else 1
         if k > 1 and "fork" in multiprocessing.get_all_start_methods():

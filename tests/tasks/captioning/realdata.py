@@ -34,3 +34,24 @@ def pycoco_files(name: str) -> tuple[list[str], list[str]]:
     cand_of = {c["image_id"]: c["caption"] for c in cands}
     ids = [i for i in order if i in present]
     return [cand_of[i] for i in ids], [r for i in ids for r in by_img.get(i, [])]
+
+
+def pycoco_tokenized(name: str) -> tuple[list[str], list[list[str]]]:
+    """(candidates, references per image) of set A-E, PTB-tokenized in Python as pycocoevalcap
+    tokenizes them (its two files, each line's successor as the jar's lexer sees it)."""
+    from vlbench.tasks.captioning.ptb import pycoco_successors, tokenize
+
+    cands, flat = pycoco_files(name)
+    _, _, records, doc = load_set(name)
+    per_image: dict[object, int] = {}
+    for a in doc["annotations"]:
+        per_image[a["image_id"]] = per_image.get(a["image_id"], 0) + 1
+    present = {c["image_id"] for c in records}
+    counts = [per_image[i] for i in [img["id"] for img in doc["images"]] if i in present]
+    tok, _ = tokenize(cands + flat, pycoco_successors([cands, flat]))
+    hyps, rest = tok[: len(cands)], tok[len(cands) :]
+    refs, at = [], 0
+    for k in counts:
+        refs.append(rest[at : at + k])
+        at += k
+    return hyps, refs
