@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
 from typing import TYPE_CHECKING
 
@@ -60,11 +61,11 @@ def _offsets(lengths: Sequence[int]) -> np.ndarray:
 def _word_arrays(res: MeteorResources, words: Sequence[str]) -> tuple[np.ndarray, ...]:
     """What the jar compares of each run word: hash code, stem's hash code, function-word flag,
     synset ids (CSR, ascending)."""
-    from vlbench.tasks.captioning.meteor_python import java_hash
+    from vlbench.tasks.captioning.meteor_python import java_hashes
 
     fw = res.function_words
-    hashes = np.fromiter((java_hash(w) for w in words), dtype=np.int32, count=len(words))
-    stems = np.fromiter((res.stem_hash(w) for w in words), dtype=np.int32, count=len(words))
+    hashes = java_hashes(words)
+    stems = java_hashes(res.stems(words))
     function = np.fromiter((w.lower() in fw for w in words), dtype=np.uint8, count=len(words))
     synsets = [sorted(res.synonym_sets(w)) for w in words]
     lengths = np.fromiter((len(s) for s in synsets), dtype=np.int64, count=len(words))
@@ -113,13 +114,43 @@ def native_arguments(res: MeteorResources, entries: Sequence[Entry],
     )
 
 
-def native_stats(arguments: tuple) -> np.ndarray:
-    """Runs the extension on `native_arguments`: (segments, 23) statistics."""
+# Below this many segments per thread, one call is faster than splitting the run.
+SEGMENTS_PER_THREAD = 1000
+
+
+def native_stats(arguments: tuple, threads: int | None = None) -> np.ndarray:
+    """Runs the extension on `native_arguments`: (segments, 23) statistics. Segments are
+    independent and the extension aligns without the GIL, so contiguous slices of them run on
+    `threads` threads (default: one per available core, at most 8)."""
     if _meteor_align is None:
         raise RuntimeError("the C aligner (vlbench.tasks.captioning._meteor_align) is not built")
-    out = np.zeros((len(arguments[2][2]) - 1, METEOR_STATS), dtype=np.float64)
-    _meteor_align.segment_stats(*arguments, out.reshape(-1))
+    words, table, (token_offsets, token_ids, segment_offsets), params = arguments
+    n = len(segment_offsets) - 1
+    out = np.zeros((n, METEOR_STATS), dtype=np.float64)
+    k = max(1, min(threads or _available_cores(), 8, n // SEGMENTS_PER_THREAD))
+    if k == 1:
+        _meteor_align.segment_stats(*arguments, out.reshape(-1))
+        return out
+    bounds = [n * i // k for i in range(k + 1)]
+
+    def part(lo: int, hi: int) -> None:
+        seq_lo, seq_hi = int(segment_offsets[lo]), int(segment_offsets[hi])
+        tok_lo, tok_hi = int(token_offsets[seq_lo]), int(token_offsets[seq_hi])
+        segments = (token_offsets[seq_lo : seq_hi + 1] - tok_lo, token_ids[tok_lo:tok_hi],
+                    segment_offsets[lo : hi + 1] - seq_lo)
+        _meteor_align.segment_stats(words, table, segments, params, out[lo:hi].reshape(-1))
+
+    with ThreadPoolExecutor(max_workers=k) as pool:
+        for done in [pool.submit(part, lo, hi) for lo, hi in zip(bounds, bounds[1:])]:
+            done.result()  # in segment order: the first failing slice's error is raised
     return out
+
+
+def _available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def segment_stats(res: MeteorResources, entries: Sequence[Entry],

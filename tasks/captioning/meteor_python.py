@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import mmap
 import multiprocessing
 import os
 import zipfile
@@ -50,6 +51,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -77,12 +79,33 @@ _ADD = ("", "s", "x", "z", "ch", "sh", "man", "y", "", "y", "e", "", "e", "", "e
 
 
 def java_hash(word: str) -> int:
-    """Java's String.hashCode (over UTF-16 code units, 32-bit overflow)."""
+    """Java's String.hashCode (over UTF-16 code units, 32-bit overflow; a lone surrogate is one
+    unit, as in a Java string)."""
     h = 0
-    data = word.encode("utf-16-le")
+    data = word.encode("utf-16-le", "surrogatepass")
     for k in range(0, len(data), 2):
         h = (31 * h + (data[k] | data[k + 1] << 8)) & 0xFFFFFFFF
     return h - (1 << 32) if h & 0x80000000 else h
+
+
+def java_hashes(words: Sequence[str]) -> np.ndarray:
+    """`java_hash` of every word (int32), vectorised: each UTF-16 code unit times the power of 31
+    its position gives, summed per word, all modulo 2**32 (numpy's uint32 arithmetic wraps). A
+    lone surrogate is one code unit, as in a Java string."""
+    encoded = [w.encode("utf-16-le", "surrogatepass") for w in words]
+    lengths = np.fromiter((len(e) // 2 for e in encoded), dtype=np.int64, count=len(encoded))
+    out = np.zeros(len(encoded), dtype=np.uint32)
+    if not lengths.any():
+        return out.view(np.int32)
+    units = np.frombuffer(b"".join(encoded), dtype="<u2").astype(np.uint32)
+    ends = np.cumsum(lengths)
+    powers = np.ones(int(lengths.max()), dtype=np.uint32)
+    np.cumprod(np.full(len(powers) - 1, 31, dtype=np.uint32), out=powers[1:])
+    owner_end = np.repeat(ends, lengths)
+    units *= powers[owner_end - 1 - np.arange(len(units))]
+    nonempty = lengths > 0
+    out[nonempty] = np.add.reduceat(units, (ends - lengths)[nonempty], dtype=np.uint32)
+    return out.view(np.int32)
 
 
 @dataclass
@@ -93,14 +116,30 @@ class MeteorResources:
     synsets: dict[str, str]  # word -> its synset ids, as the file's text (parsed by `_synsets_of`)
     bases: dict[str, list[str]]
     nbp: dict[str, int]
-    stemmer: object
+    stemmer: Any  # snowballstemmer's English stemmer: PyStemmer's (C) when installed
+    python_stemmer: Any  # snowballstemmer's own (Python), for what PyStemmer cannot take
     _stem_memo: dict[str, int] = field(default_factory=dict)
     _syn_memo: dict[str, frozenset[int]] = field(default_factory=dict)
+
+    def stem(self, word: str) -> str:
+        """The Snowball English stem. PyStemmer takes UTF-8, which a lone surrogate (one UTF-16
+        unit, a valid Java string) is not: such words go to the Python stemmer (equal to the
+        compiled one on everything else)."""
+        try:
+            return self.stemmer.stemWord(word)
+        except UnicodeEncodeError:
+            return self.python_stemmer.stemWord(word)
+
+    def stems(self, words: Sequence[str]) -> list[str]:
+        try:
+            return self.stemmer.stemWords(words)
+        except UnicodeEncodeError:
+            return [self.stem(w) for w in words]
 
     def stem_hash(self, word: str) -> int:
         h = self._stem_memo.get(word)
         if h is None:
-            h = self._stem_memo[word] = java_hash(self.stemmer.stemWord(word))  # type: ignore[attr-defined]
+            h = self._stem_memo[word] = java_hash(self.stem(word))
         return h
 
     def _synsets_of(self, word: str) -> frozenset[int]:
@@ -159,7 +198,7 @@ def load_resources(jar: str) -> MeteorResources:
     # the synset ids stay text until a word needs them (most of WordNet's words never occur)
     synsets = dict(zip(syn[0::2], syn[1::2], strict=False))
     return MeteorResources(function_words, synsets, bases, paraphrase.nonbreaking_prefixes(jar),
-                           snowballstemmer.stemmer("english"))
+                           snowballstemmer.stemmer("english"), snowballstemmer.EnglishStemmer())
 
 
 class ParaphraseTrie:
@@ -191,17 +230,20 @@ class ParaphraseTrie:
 
 def read_entries(index: paraphrase.ParaphraseIndex, entries: np.ndarray) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """The (phrase, paraphrase) words of the given table entries, in table order."""
-    out: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
-    with open(index.root / "table.txt", "rb") as f:
-        data = np.memmap(f, dtype=np.uint8, mode="r")
-        starts = np.asarray(index.starts)
-        for e in entries.tolist():
-            triple = _lines(data[starts[e] : starts[e + 1]].tobytes())
-            phrase = triple[1] if len(triple) > 1 else ""
-            para = triple[2] if len(triple) > 2 else ""
-            out.append((tuple(paraphrase.string_tokens(phrase)), tuple(paraphrase.string_tokens(para))))
-        del data
-    return out
+    if len(entries) == 0:
+        return []
+    starts = np.asarray(index.starts)
+    lo, hi = starts[entries].tolist(), starts[entries + 1].tolist()
+    with open(index.root / "table.txt", "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        text = b"".join([mm[a:b] for a, b in zip(lo, hi)]).decode("utf-8")
+    # Each triple is three lines, each ending in a newline (`build_index` checked the table: no
+    # carriage returns, a line count that is a multiple of 3, a final newline added).
+    lines = text.split("\n")
+    if "\t" in text or "\f" in text or "  " in text or "\n " in text or " \n" in text or text.startswith(" "):
+        words = [tuple(paraphrase.string_tokens(line)) for line in lines]
+    else:  # the shipped table: words joined by single spaces, as StringTokenizer reads them
+        words = [tuple(line.split(" ")) if line else () for line in lines]
+    return list(zip(words[1::3], words[2::3]))
 
 
 def load_full_table(table_gz: Path) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:

@@ -204,3 +204,56 @@ def test_unknown_backend_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("VLBENCH_METEOR", "perl")
     with pytest.raises(MeteorUnavailable, match="VLBENCH_METEOR='perl' is not one of python, jar"):
         MeteorProcess()
+
+
+@pytest.mark.parametrize("odd_lines", [False, True])
+def test_read_entries_gives_the_table_words(tmp_path, odd_lines):
+    """The kept entries' words as the jar's StringTokenizer reads them, in table order, from the
+    index's copy of the table: canonical lines (the fast split), and tables with tabs, form feeds,
+    repeated, leading and trailing blanks, empty phrases and paraphrases (the tokenizer's split)."""
+    import gzip
+
+    from vlbench.tasks.captioning import paraphrase
+    from vlbench.tasks.captioning.meteor_python import load_full_table, read_entries
+
+    rng = random.Random(9)
+    words = ["a", "man", "café", "x-ray", "'s", "ﬁ", "dog"]
+    entries = [(f"0.{k}", " ".join(rng.choices(words, k=rng.randint(1, 4))), " ".join(rng.choices(words, k=rng.randint(1, 4))))
+               for k in range(300)]
+    if odd_lines:
+        entries += [("1", "  a   man ", "dog"), ("1", "a\tman", "x-ray\fdog"), ("1", "", "dog"), ("1", "man", ""), ("1", " ", "a")]
+        rng.shuffle(entries)
+    table = tmp_path / "t.gz"
+    with gzip.open(table, "wt", encoding="utf-8", newline="\n") as f:
+        f.writelines(f"{p}\n{a}\n{b}\n" for p, a, b in entries)
+    index = paraphrase.ensure_index(table, tmp_path / "cache")
+    everything = load_full_table(table)
+    for keep in (np.arange(len(entries)), np.array([0, 5, 17, len(entries) - 1]), np.zeros(0, dtype=np.int64)):
+        assert read_entries(index, keep) == [everything[e] for e in keep.tolist()]
+    if odd_lines:
+        assert ((), ("dog",)) in everything and (("a", "man"), ("x-ray", "dog")) in everything
+
+
+def test_java_hashes_equal_java_hash_word_by_word():
+    from vlbench.tasks.captioning.meteor_python import java_hashes
+
+    rng = random.Random(4)
+    pools = [(32, 126), (160, 0xD7FF), (0xD800, 0xDFFF), (0xE000, 0xFFFF), (0x10000, 0x10FFFF)]
+    words = ["", "a", "Aa", "BB", "polygenelubricants", "\U0001f600", "x" * 500]
+    words += ["".join(chr(rng.randint(*rng.choice(pools))) for _ in range(rng.randint(0, 30))) for _ in range(5000)]
+    assert java_hashes(words).tolist() == [java_hash(w) for w in words]
+    assert java_hashes(words).dtype == np.int32 and java_hashes([]).tolist() == []
+    assert java_hash("a\ud800") == 97 * 31 + 0xD800  # a lone surrogate is one UTF-16 unit, as in Java
+
+
+def test_stems_of_words_the_compiled_stemmer_cannot_take():
+    """A lone surrogate cannot be UTF-8 (PyStemmer's input): such words are stemmed in Python, the
+    others by the compiled stemmer, one by one or in a batch alike."""
+    import snowballstemmer
+
+    res = load_resources(str(meteor_jar()))
+    words = ["running", "ab\ud800cd", "\udfffings", "cats", "runnings\ud83d"]
+    pure = snowballstemmer.EnglishStemmer()
+    want = [pure.stemWord(w) for w in words]
+    assert res.stems(words) == want and [res.stem(w) for w in words] == want
+    assert res.stems(["running", "cats"]) == ["run", "cat"]
