@@ -288,3 +288,28 @@ def test_no_buffer_or_reference_is_kept_after_errors():
     assert (sys.getrefcount(hashes), sys.getrefcount(out)) == before
     hashes.append(3)  # raises BufferError if an export was left behind
     bad_out[-1].append(0.0)  # type: ignore[union-attr]
+
+
+@needs_c
+def test_segments_split_over_threads_give_the_same_statistics(monkeypatch):
+    """Contiguous slices of the segments on several threads (the extension aligns without the
+    GIL): the same statistics as one call, bit for bit, for any number of slices; a failing slice
+    raises the single call's error."""
+    from vlbench.tasks.captioning.meteor_python import load_resources
+
+    rng = random.Random(31)
+    res = load_resources(str(_jar()))
+    cands, refs = _segments(rng, 300, long_share=0.05)
+    meteor = PythonMeteor(_jar(), None, None)
+    segments = meteor._tokens([score_line(h, r) for h, r in zip(cands, refs)])
+    arguments = meteor_native.native_arguments(res, _table(rng, POOL, 60, empty_paraphrases=False), segments)
+    one = meteor_native.native_stats(arguments, threads=1)
+    monkeypatch.setattr(meteor_native, "SEGMENTS_PER_THREAD", 1)
+    for threads in (2, 3, 7, 299, 300):
+        _assert_bit_equal(one, meteor_native.native_stats(arguments, threads=threads), [""] * len(cands))
+    # the last segment fails: an empty paraphrase of a hypothesis word
+    segments.append([["cat"], ["dog"]])
+    failing = meteor_native.native_arguments(res, [(("dog",), ())], segments)
+    for threads in (1, 2, 3):
+        with pytest.raises(RuntimeError, match="a paraphrase match of no reference words"):
+            meteor_native.native_stats(failing, threads=threads)
