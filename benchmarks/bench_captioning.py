@@ -17,9 +17,11 @@ sets A-E (references and candidates, in pycocoevalcap's file order), by pycocoev
 PTBTokenizer (two jar runs per set), by vlbench (all in Python), and by vlbench's earlier path
 (the Python fast path, then the jar for every caption outside it); the tokens are asserted equal.
 With --meteor-processes: METEOR alone as whole processes (interpreter and JVM start-up, imports
-and data files included), pycocoevalcap's Meteor vs vlbench in Python vs vlbench's jar path, warm
-(index cached) and cold (empty index cache: the first run on a machine builds it), with the peak
-resident memory of the largest process (GNU time); the scores are asserted equal first.
+and data files included), pycocoevalcap's Meteor vs vlbench in Python (with the C aligner, and with
+the Python one that installs without a C compiler get) vs vlbench's jar path, warm (index cached)
+and cold (empty index cache: the first run on a machine builds it), with the peak resident memory
+of the largest process (GNU time); the scores are asserted equal first. With --realdata DIR as well:
+on the first --images images of the real caption sets A-E instead of the synthetic set.
 Usage: python benchmarks/bench_captioning.py [--images 5000] [--repeats 3] [--realdata DIR] [--meteor-processes]
 """
 
@@ -201,7 +203,8 @@ print(json.dumps({"score": score}))
 """
 
 
-def meteor_process_run(mode: str, data: Path, cache: Path | None) -> tuple[float, float, float]:
+def meteor_process_run(mode: str, data: Path, cache: Path | None,
+                       extra_env: dict[str, str] | None = None) -> tuple[float, float, float]:
     """(wall seconds, peak RSS in MB of the largest process of the run, METEOR) of one whole
     process, measured by GNU time (`%M`: the largest resident set of the process and of its waited
     children, e.g. pycocoevalcap's JVM)."""
@@ -210,8 +213,10 @@ def meteor_process_run(mode: str, data: Path, cache: Path | None) -> tuple[float
     import sys
 
     env = dict(os.environ)
+    env.pop("VLBENCH_METEOR_ALIGNER", None)
     if cache is not None:
         env["VLBENCH_METEOR_CACHE"] = str(cache)
+    env.update(extra_env or {})
     t0 = time.perf_counter()
     proc = subprocess.run(["/usr/bin/time", "-f", "vlbench-time %e %M", sys.executable, "-c", _METEOR_WORKER,
                            mode, str(data)], capture_output=True, text=True, env=env, check=True)
@@ -236,6 +241,8 @@ def bench_meteor_processes(cands: list[str], refs: list[list[str]], repeats: int
         for _ in range(repeats):  # interleaved, so machine load hits all alike
             for mode in ("pycocoevalcap", "python", "jar"):
                 rows.setdefault(f"{mode} warm", []).append(meteor_process_run(mode, data, warm_cache))
+            rows.setdefault("python-aligner warm", []).append(
+                meteor_process_run("python", data, warm_cache, {"VLBENCH_METEOR_ALIGNER": "python"}))
         for mode in ("python", "jar"):
             with tempfile.TemporaryDirectory(dir=tmp) as cold:
                 rows[f"{mode} cold"] = [meteor_process_run(mode, data, Path(cold))]
@@ -248,12 +255,16 @@ def bench_meteor_processes(cands: list[str], refs: list[list[str]], repeats: int
         return statistics.median(r[i] for r in rows[key])
 
     ref_wall = med("pycocoevalcap warm", 0)
-    print(f"METEOR alone, {len(cands)} images x 5 references, whole processes (median of {repeats}; cold: 1 run), "
-          f"wall seconds and peak RSS of the largest process\n")
+    with open("/proc/loadavg") as f:
+        load = " ".join(f.read().split()[:3])
+    n_refs = sum(len(r) for r in refs)
+    print(f"METEOR alone, {len(cands)} images, {n_refs} references, whole processes (median of {repeats}; cold: 1 run), "
+          f"wall seconds and peak RSS of the largest process; load average after the run {load}\n")
     print("| run | wall s | vs pycocoevalcap | peak RSS MB |\n| --- | --- | --- | --- |")
     labels = {
         "pycocoevalcap warm": "pycocoevalcap `Meteor()` (JVM, whole table; every run is cold)",
-        "python warm": "vlbench in Python, index cached",
+        "python warm": "vlbench in Python, index cached (C aligner)",
+        "python-aligner warm": "vlbench in Python, index cached, Python aligner (`VLBENCH_METEOR_ALIGNER=python`: no C compiler)",
         "jar warm": "vlbench jar path (VLBENCH_METEOR=jar), index cached",
         "python cold": "vlbench in Python, first run: index built",
         "jar cold": "vlbench jar path, first run: index built",
@@ -279,6 +290,24 @@ def real_sets(root: Path) -> dict[str, tuple[list[str], list[str]]]:
         ids = [img["id"] for img in refs["images"] if img["id"] in cand_of]
         out[name] = ([cand_of[i] for i in ids], [r for i in ids for r in by_img.get(i, [])])
     return out
+
+
+def real_images(root: Path, n_images: int) -> tuple[list[str], list[list[str]]]:
+    """The first `n_images` images of caption sets A-E, in order: (candidate, its references)."""
+    cands: list[str] = []
+    refs: list[list[str]] = []
+    for name in "ABCDE":
+        set_cands = json.loads((root / "derived" / f"{name}_cands.json").read_text())
+        doc = json.loads((root / "derived" / f"{name}_refs.json").read_text())
+        cand_of = {c["image_id"]: c["caption"] for c in set_cands}
+        by_img: dict[object, list[str]] = {}
+        for a in doc["annotations"]:
+            by_img.setdefault(a["image_id"], []).append(a["caption"])
+        for img in doc["images"]:
+            if img["id"] in cand_of and len(cands) < n_images:
+                cands.append(cand_of[img["id"]])
+                refs.append(by_img.get(img["id"], []))
+    return cands, refs
 
 
 def bench_realdata(root: Path, repeats: int) -> None:
@@ -364,10 +393,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--images", type=int, default=5000)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--realdata", type=Path, help="time PTB tokenization on the real caption sets of this folder")
+    ap.add_argument("--realdata", type=Path, help="time PTB tokenization on the real caption sets of this folder "
+                    "(with --meteor-processes: METEOR on their first --images images)")
     ap.add_argument("--meteor-processes", action="store_true",
                     help="only METEOR, as whole processes: pycocoevalcap, vlbench in Python, vlbench's jar path")
     args = ap.parse_args()
+    if args.meteor_processes and args.realdata:
+        cands, refs = real_images(args.realdata, args.images)
+        bench_meteor_processes(cands, refs, args.repeats)
+        return
     if args.realdata:
         bench_realdata(args.realdata, args.repeats)
         return

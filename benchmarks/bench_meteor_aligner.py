@@ -2,11 +2,12 @@
 aligner (`meteor_native`, `_meteor_align.c`), on bench_captioning's synthetic set (5,000 images x
 5 references: 25,000 hypothesis-reference pairs), after both are checked equal bit for bit.
 
-Timed (median of --repeats, single-threaded, the jar's data files and the run's word information
+Timed (median of --repeats, the jar's data files and the run's word information
 already loaded, as they are once per run):
 - Python aligner: `Aligner.matches` + `align` + `stats` + `segment_score` for every pair
   (`meteor_python._segment_stats`, one process);
-- C aligner: the extension call alone (its paraphrase trie included);
+- C aligner: the extension call alone (its paraphrase trie included), on one thread, then with the
+  segments split over the available cores (the default);
 - C glue: the run vocabulary and the extension's arrays (`meteor_native.native_arguments`);
 - `PythonMeteor.stats_of_lines` whole, each way (tokens, paraphrase filtering and word information
   included; the Python aligner forks its 2 workers there, the C one does not).
@@ -78,7 +79,9 @@ def main() -> None:
         t_py = statistics.median(py_times)
         t_glue, arguments = median_time(lambda: meteor_native.native_arguments(meteor.res, entries, segments),
                                         args.repeats)
-        t_c, c_out = median_time(lambda: meteor_native.native_stats(arguments), args.repeats)
+        t_c, c_out = median_time(lambda: meteor_native.native_stats(arguments, threads=1), args.repeats)
+        t_threads, threaded = median_time(lambda: meteor_native.native_stats(arguments), args.repeats)
+        assert np.array_equal(np.asarray(threaded).view(np.int64), np.asarray(c_out).view(np.int64))
         assert np.array_equal(np.asarray(py_out).view(np.int64), np.asarray(c_out).view(np.int64))
         whole = {}
         for aligner in ("python", "c"):
@@ -92,9 +95,10 @@ def main() -> None:
           f"paraphrase entries; median of {args.repeats}, seconds; load average {' '.join(load)}\n")
     print("| part | seconds | Python / this |\n| --- | --- | --- |")
     print(f"| Python aligner (matches, beam search, statistics, score), 1 process | {t_py:.3f} | 1.0x |")
-    print(f"| C aligner, extension call | {t_c:.4f} | {t_py / t_c:.0f}x |")
+    print(f"| C aligner, extension call, 1 thread | {t_c:.4f} | {t_py / t_c:.0f}x |")
+    print(f"| C aligner, segments split over {meteor_native._available_cores()} core(s) | {t_threads:.4f} | {t_py / t_threads:.0f}x |")
     print(f"| C glue: vocabulary and arrays | {t_glue:.4f} | |")
-    print(f"| C aligner + glue | {t_c + t_glue:.4f} | {t_py / (t_c + t_glue):.0f}x |")
+    print(f"| C aligner (default, split) + glue | {t_threads + t_glue:.4f} | {t_py / (t_threads + t_glue):.0f}x |")
     print(f"| `stats_of_lines`, Python aligner (2 forked workers) | {whole['python']:.3f} | |")
     print(f"| `stats_of_lines`, C aligner | {whole['c']:.3f} | |")
 
