@@ -116,8 +116,7 @@ class MeteorResources:
     synsets: dict[str, str]  # word -> its synset ids, as the file's text (parsed by `_synsets_of`)
     bases: dict[str, list[str]]
     nbp: dict[str, int]
-    stemmer: Any  # snowballstemmer's English stemmer: PyStemmer's (C) when installed
-    python_stemmer: Any  # snowballstemmer's own (Python), for what PyStemmer cannot take
+    stemmer: Any  # the Snowball English stemmer: PyStemmer's (C) when installed, else snowballstemmer's
     _stem_memo: dict[str, int] = field(default_factory=dict)
     _syn_memo: dict[str, frozenset[int]] = field(default_factory=dict)
 
@@ -128,7 +127,7 @@ class MeteorResources:
         try:
             return self.stemmer.stemWord(word)
         except UnicodeEncodeError:
-            return self.python_stemmer.stemWord(word)
+            return _python_stemmer().stemWord(word)
 
     def stems(self, words: Sequence[str]) -> list[str]:
         try:
@@ -183,10 +182,25 @@ def _lines(data: bytes, encoding: str = "utf-8") -> list[str]:
     return lines
 
 
+def _stemmer() -> Any:
+    """PyStemmer's English stemmer (Snowball 2.2.0 in C), else snowballstemmer's (the same in
+    Python; importing that package loads all its languages, which is why it comes second)."""
+    try:
+        import Stemmer  # PyStemmer, in the `captions` extra
+    except ImportError:
+        return _python_stemmer()
+    return Stemmer.Stemmer("english")
+
+
 @cache
-def load_resources(jar: str) -> MeteorResources:
+def _python_stemmer() -> Any:
     import snowballstemmer  # the `captions` extra
 
+    return snowballstemmer.EnglishStemmer()
+
+
+@cache
+def load_resources(jar: str) -> MeteorResources:
     with zipfile.ZipFile(jar) as z:
         function_words = frozenset(_lines(z.read("function/english.words")))
         exc = _lines(z.read("synonym/english.exceptions"))
@@ -198,7 +212,7 @@ def load_resources(jar: str) -> MeteorResources:
     # the synset ids stay text until a word needs them (most of WordNet's words never occur)
     synsets = dict(zip(syn[0::2], syn[1::2], strict=False))
     return MeteorResources(function_words, synsets, bases, paraphrase.nonbreaking_prefixes(jar),
-                           snowballstemmer.stemmer("english"), snowballstemmer.EnglishStemmer())
+                           _stemmer())
 
 
 class ParaphraseTrie:
