@@ -308,6 +308,14 @@ def bloom_contains(bloom: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return out
 
 
+def _sorted_distinct(keys: np.ndarray) -> np.ndarray:
+    """np.unique by hand: numpy 2's np.unique imports numpy.ma (about 40 ms) on first use."""
+    keys = np.sort(keys)
+    if len(keys):
+        keys = keys[np.concatenate([np.ones(1, dtype=bool), keys[1:] != keys[:-1]])]
+    return keys
+
+
 @dataclass
 class ParaphraseIndex:
     root: Path
@@ -335,7 +343,7 @@ class ParaphraseIndex:
         present = np.zeros(len(self.phrases) + 1, dtype=bool)
         # A run has millions of n-gram keys and few are table phrases: the Bloom filter drops most
         # of them in one vectorised pass, so only the rest are sorted and searched.
-        hashes = np.unique(hashes[bloom_contains(self.bloom, hashes)])
+        hashes = _sorted_distinct(hashes[bloom_contains(self.bloom, hashes)])
         pos = np.searchsorted(self.phrases, hashes)
         pos_c = np.minimum(pos, len(self.phrases) - 1)
         hit = self.phrases[pos_c] == hashes
