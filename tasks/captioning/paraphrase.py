@@ -222,13 +222,27 @@ def _padded(buf: np.ndarray) -> np.ndarray:
 
 
 def _padded_span_keys(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    length = ends - starts
+    return _span_key(_first_bytes(padded, starts), _last_bytes(padded, ends), ends - starts)
+
+
+def _first_bytes(padded: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The 8 bytes from each start (little-endian uint64), for `_padded` text."""
     rows = np.lib.stride_tricks.sliding_window_view(padded, 8)  # one row gather per position
-    first = np.ascontiguousarray(rows[starts + 8]).view("<u8").reshape(-1)
-    first &= _LOW_BYTES[np.minimum(length, 8)]
-    final = np.ascontiguousarray(rows[ends]).view("<u8").reshape(-1)  # bytes end-8 .. end-1
-    final[length < 8] = 0
-    final *= _M2
+    return np.ascontiguousarray(rows[starts + 8]).view("<u8").reshape(-1)
+
+
+def _last_bytes(padded: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The 8 bytes before each end."""
+    rows = np.lib.stride_tricks.sliding_window_view(padded, 8)
+    return np.ascontiguousarray(rows[ends]).view("<u8").reshape(-1)
+
+
+def _span_key(first: np.ndarray, last: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The key of spans from their `_first_bytes`, `_last_bytes` and byte lengths (the inputs
+    are left unchanged)."""
+    first = first & _LOW_BYTES[np.minimum(length, 8)]  # a span's own bytes only
+    final = last * _M2
+    final[length < 8] = 0  # the first bytes already hold all of a short span
     key = first * _M1
     key ^= (final >> np.uint64(7)) | (final << np.uint64(57))
     key ^= length.astype(np.uint64) * _M3
@@ -273,12 +287,14 @@ def ngram_keys(token_lists: Iterable[Sequence[str]], max_n: int) -> np.ndarray:
     padded = _padded(buf)
     zero = np.zeros(1, dtype=np.int64)
     out = [_padded_span_keys(padded, zero, zero)]  # the empty phrase
+    # every n-gram starts at a token's start and ends at a token's end: their bytes are read once
+    first_bytes, last_bytes = _first_bytes(padded, tok_start), _last_bytes(padded, tok_end)
     n = len(tok_start)
     for k in range(max_n):
         if n - k <= 0:
             break
         first = np.flatnonzero(tok_line[: n - k] == tok_line[k:])  # k+1 tokens of one list
-        out.append(_padded_span_keys(padded, tok_start[first], tok_end[first + k]))
+        out.append(_span_key(first_bytes[first], last_bytes[first + k], tok_end[first + k] - tok_start[first]))
     return np.concatenate(out)
 
 
