@@ -276,38 +276,31 @@ def bench_meteor_processes(cands: list[str], refs: list[list[str]], repeats: int
           f"METEOR = {scores['python warm']!r} (vlbench, all runs), {scores['pycocoevalcap warm']!r} (pycocoevalcap)")
 
 
+def set_images(root: Path, name: str) -> list[tuple[str, list[str]]]:
+    """(candidate, its references) per image of caption set A-E, as pycocoevalcap writes them:
+    images in the references' order, each image's references in file order."""
+    cands = json.loads((root / "derived" / f"{name}_cands.json").read_text())
+    refs = json.loads((root / "derived" / f"{name}_refs.json").read_text())
+    cand_of = {c["image_id"]: c["caption"] for c in cands}
+    by_img: dict[object, list[str]] = {}
+    for a in refs["annotations"]:
+        by_img.setdefault(a["image_id"], []).append(a["caption"])
+    return [(cand_of[img["id"]], by_img.get(img["id"], [])) for img in refs["images"] if img["id"] in cand_of]
+
+
 def real_sets(root: Path) -> dict[str, tuple[list[str], list[str]]]:
-    """Caption sets A-E as pycocoevalcap writes them: (candidates, references), images in the
-    references' order, each image's references in file order."""
+    """Caption sets A-E as pycocoevalcap writes them: (candidates, references)."""
     out = {}
     for name in "ABCDE":
-        cands = json.loads((root / "derived" / f"{name}_cands.json").read_text())
-        refs = json.loads((root / "derived" / f"{name}_refs.json").read_text())
-        cand_of = {c["image_id"]: c["caption"] for c in cands}
-        by_img: dict[object, list[str]] = {}
-        for a in refs["annotations"]:
-            by_img.setdefault(a["image_id"], []).append(a["caption"])
-        ids = [img["id"] for img in refs["images"] if img["id"] in cand_of]
-        out[name] = ([cand_of[i] for i in ids], [r for i in ids for r in by_img.get(i, [])])
+        images = set_images(root, name)
+        out[name] = ([c for c, _ in images], [r for _, rs in images for r in rs])
     return out
 
 
 def real_images(root: Path, n_images: int) -> tuple[list[str], list[list[str]]]:
     """The first `n_images` images of caption sets A-E, in order: (candidate, its references)."""
-    cands: list[str] = []
-    refs: list[list[str]] = []
-    for name in "ABCDE":
-        set_cands = json.loads((root / "derived" / f"{name}_cands.json").read_text())
-        doc = json.loads((root / "derived" / f"{name}_refs.json").read_text())
-        cand_of = {c["image_id"]: c["caption"] for c in set_cands}
-        by_img: dict[object, list[str]] = {}
-        for a in doc["annotations"]:
-            by_img.setdefault(a["image_id"], []).append(a["caption"])
-        for img in doc["images"]:
-            if img["id"] in cand_of and len(cands) < n_images:
-                cands.append(cand_of[img["id"]])
-                refs.append(by_img.get(img["id"], []))
-    return cands, refs
+    images = [im for name in "ABCDE" for im in set_images(root, name)][:n_images]
+    return [c for c, _ in images], [rs for _, rs in images]
 
 
 def bench_realdata(root: Path, repeats: int) -> None:
