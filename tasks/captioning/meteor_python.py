@@ -46,6 +46,7 @@ import math
 import mmap
 import multiprocessing
 import os
+import re
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -76,6 +77,9 @@ SEARCH_WEIGHTS = (1.0, 0.5, 0.5, 0.5)
 _SUFFIXES = ("s", "ses", "xes", "zes", "ches", "shes", "men", "ies", "s", "ies", "es", "es", "ed", "ed", "ing",
              "ing", "er", "est", "er", "est")
 _ADD = ("", "s", "x", "z", "ch", "sh", "man", "y", "", "y", "e", "", "e", "", "e", "", "", "", "e", "e")
+
+
+SYNSET_IDS = re.compile("[0-9]+(?: [0-9]+)*")  # a synset line as the jar's file writes them
 
 
 def java_hash(word: str) -> int:
@@ -146,6 +150,8 @@ class MeteorResources:
         text = self.synsets.get(word)
         if text is None:
             return frozenset()
+        if SYNSET_IDS.fullmatch(text):  # the jar's file throughout (tested): one split, no regex
+            return frozenset(map(int, text.split(" ")))
         return frozenset(int(x) for x in paraphrase.string_tokens(text))
 
     def _morph(self, word: str) -> str:

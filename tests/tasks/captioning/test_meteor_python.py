@@ -7,6 +7,7 @@ without it pin values established with the jar and pycocoevalcap."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import shutil
 import subprocess
@@ -243,3 +244,15 @@ def test_stems_of_words_the_compiled_stemmer_cannot_take():
     want = [pure.stemWord(w) for w in words]
     assert res.stems(words) == want and [res.stem(w) for w in words] == want
     assert res.stems(["running", "cats"]) == ["run", "cat"]
+
+
+def test_the_jars_synset_lines_are_ids_joined_by_single_spaces():
+    """What lets `_synsets_of` split on single spaces: every synset line of the jar's file has that
+    form (other forms go through StringTokenizer's split, as the jar reads them)."""
+    from vlbench.tasks.captioning.meteor_python import SYNSET_IDS
+
+    res = load_resources(str(meteor_jar()))
+    assert len(res.synsets) > 100_000
+    assert all(SYNSET_IDS.fullmatch(text) for text in res.synsets.values())
+    odd = dataclasses.replace(res, synsets={"odd": "\t12  34\f"}, _stem_memo={}, _syn_memo={})
+    assert odd._synsets_of("odd") == frozenset({12, 34})
