@@ -617,6 +617,7 @@ class PythonMeteor:
         self.index = index
         self.entries = entries  # a fixed table (tests); else filtered from `index` per run
         self.last_table_entries: int | None = None
+        self._build: paraphrase_index.IndexBuild | None = None  # a first run's index build, once waited for
         self.workers = max(1, min(2, os.cpu_count() or 1))  # as the jar path's JVMs
 
     def _tokens(self, lines: Sequence[str]) -> list[list[list[str]]]:
@@ -651,6 +652,7 @@ class PythonMeteor:
         """The table entries that can match among these words (waits for a first run's index)."""
         index = self.index
         if isinstance(index, paraphrase_index.IndexBuild):
+            self._build = index
             index = self.index = index.result()
             if index.max_n >= len(groups):
                 groups = paraphrase.ngram_key_groups(token_lists, index.max_n)
@@ -681,6 +683,8 @@ class PythonMeteor:
         aligner = Aligner(self.res, ParaphraseTrie(entries) if entries else None)
         k = self.workers if len(segments) >= PARALLEL_MIN_SEGMENTS else 1
         if k > 1 and "fork" in multiprocessing.get_all_start_methods():
+            if self._build is not None:  # no fork while its thread writes the index files
+                self._build.wait()
             return _parallel_stats(aligner, segments, k)
         return _segment_stats(aligner, segments)
 
