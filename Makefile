@@ -5,13 +5,13 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
 .PHONY: demo test leaderboard clean
 
-# The C source too: editing it rebuilds the extension (an editable install compiles it in place).
-$(VENV)/.core: pyproject.toml setup.py tasks/captioning/_meteor_align.c
+# The C sources too: editing one rebuilds the extensions (an editable install compiles it in place).
+$(VENV)/.core: pyproject.toml setup.py $(wildcard tasks/captioning/*.c)
 	python3 -m venv $(VENV)
 	$(PIP) -e .
 	touch $@
 
-$(VENV)/.dev: pyproject.toml setup.py tasks/captioning/_meteor_align.c
+$(VENV)/.dev: pyproject.toml setup.py $(wildcard tasks/captioning/*.c)
 	python3 -m venv $(VENV)
 	$(PIP) -e '.[dev]'
 	touch $@ $(VENV)/.core

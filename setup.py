@@ -4,8 +4,9 @@ The engine (`harness/`) is the `vlbench` package itself; `tasks/` and `baselines
 `vlbench.tasks` and `vlbench.baselines`. Declarative metadata stays in pyproject.toml; only the
 package mapping lives here, because it is computed from the folders (new subpackages need no edit).
 
-One optional C extension: METEOR's aligner (`tasks/captioning/_meteor_align.c`). Without a C
-compiler the install still succeeds and METEOR runs the same algorithm in Python, slower.
+Two optional C extensions: METEOR's aligner (`tasks/captioning/_meteor_align.c`) and the pass over
+its paraphrase table (`tasks/captioning/_paraphrase_scan.c`). Without a C compiler the install
+still succeeds and METEOR runs the same algorithms in Python and numpy, slower.
 """
 
 from pathlib import Path
@@ -43,5 +44,10 @@ METEOR_ALIGN = Extension(
     sources=["tasks/captioning/_meteor_align.c"],
     optional=True,  # no compiler: the pure-Python aligner (meteor_python) runs instead
 )
+PARAPHRASE_SCAN = Extension(
+    "vlbench.tasks.captioning._paraphrase_scan",
+    sources=["tasks/captioning/_paraphrase_scan.c"],
+    optional=True,  # no compiler: paraphrase.py keys the table with numpy instead
+)
 
-setup(packages=packages(), package_dir=ROOTS, ext_modules=[METEOR_ALIGN], cmdclass={"build_ext": BuildExt})
+setup(packages=packages(), package_dir=ROOTS, ext_modules=[METEOR_ALIGN, PARAPHRASE_SCAN], cmdclass={"build_ext": BuildExt})

@@ -229,10 +229,10 @@ def meteor_process_run(mode: str, data: Path, cache: Path | None,
 def bench_meteor_processes(cands: list[str], refs: list[list[str]], repeats: int) -> None:
     """METEOR alone at full size, as whole processes: pycocoevalcap's Meteor, vlbench in Python and
     vlbench's jar path, warm (index cached) and cold (first run on a machine: index built)."""
-    from vlbench.tasks.captioning import paraphrase
+    from vlbench.tasks.captioning import paraphrase_index
 
     tc, tr, _ = ptb_tokenized(cands, refs)
-    warm_cache = paraphrase.cache_root()
+    warm_cache = paraphrase_index.cache_root()
     MeteorProcess(backend="python").start().close()  # the index exists in the user's cache (not timed)
     rows: dict[str, list[tuple[float, float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -24,7 +24,7 @@ import time
 import numpy as np
 from bench_captioning import make_set, ptb_tokenized
 
-from vlbench.tasks.captioning import meteor_native, paraphrase
+from vlbench.tasks.captioning import meteor_native, paraphrase, paraphrase_index
 from vlbench.tasks.captioning.meteor import MeteorProcess, score_line
 from vlbench.tasks.captioning.meteor_python import (
     Aligner,
@@ -55,8 +55,9 @@ def main() -> None:
     lines = [score_line(h, r) for h, r in zip(tc, tr)]
     with MeteorProcess(backend="python") as mp:
         mp.start()
-        meteor, index = mp._python, mp.index
-        assert meteor is not None and index is not None
+        meteor = mp._python
+        assert meteor is not None
+        index = meteor.index if isinstance(meteor.index, paraphrase_index.ParaphraseIndex) else mp._build.wait()
         segments = meteor._tokens(lines)
         flat = [toks for seg in segments for toks in seg]
         entries = read_entries(index, index.keep(paraphrase.ngram_keys(flat, index.max_n)))

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from vlbench.hashing import sha256_file
-from vlbench.tasks.captioning import paraphrase
+from vlbench.tasks.captioning import paraphrase, paraphrase_index
 from vlbench.tasks.captioning.java import JavaUnavailable, java_command, meteor_jar
 from vlbench.tasks.captioning.meteor_python import PythonMeteor
 from vlbench.tasks.captioning.meteor_stats import METEOR_STATS
@@ -189,7 +189,8 @@ class MeteorProcess:
             filtered = os.environ.get("VLBENCH_METEOR_FILTER", "1") != "0"
         self.want_filtered = filtered
         self.shards = shards or default_shards()
-        self.index: paraphrase.ParaphraseIndex | None = None
+        self.index: paraphrase_index.ParaphraseIndex | None = None
+        self._build: paraphrase_index.IndexBuild | None = None  # a first run's index build
         self.warning: str | None = None
         self.last_table_entries: int | None = None  # entries given to the JVMs by the last stats()
         self._plain: _Jvm | None = None
@@ -217,7 +218,7 @@ class MeteorProcess:
                 st = jar.stat()
                 if not _is_meteor_15(str(jar), st.st_size, st.st_mtime_ns):
                     raise ValueError(f"{jar} is not the Meteor 1.5 jar the filter was verified on")
-                self.index = paraphrase.ensure_index(table, self._cache)
+                self.index = paraphrase_index.ensure_index(table, self._cache)
             except Exception as exc:  # any failure: the plain jar, as pycocoevalcap runs it
                 self._fallback(f"filtered paraphrase table unavailable ({type(exc).__name__}: {exc})")
         if self.index is None:
@@ -239,12 +240,16 @@ class MeteorProcess:
             raise MeteorUnavailable(f"{jar} is not the Meteor 1.5 jar whose algorithm meteor_python reproduces; "
                                     "set VLBENCH_METEOR=jar to run it")
         try:
-            index = paraphrase.ensure_index(self._table, self._cache)
+            # the first run on a machine: built in a thread while the run prepares its words
+            index = paraphrase_index.open_index(self._table, self._cache)
         except Exception as exc:
             raise MeteorUnavailable(f"the paraphrase index could not be built ({type(exc).__name__}: {exc})") from None
+        if isinstance(index, paraphrase_index.IndexBuild):
+            self._build = index
+        else:
+            self.index = index
         try:
             self._python = PythonMeteor(jar, self._table, index)
-            self.index = index
         except ImportError as exc:
             raise MeteorUnavailable(f"METEOR needs the captions extra (pip install 'vlbench[captions]'): {exc}") from None
         return self
@@ -266,7 +271,12 @@ class MeteorProcess:
             self.start()
         lines = [score_line(h, r) for h, r in zip(hypotheses, references, strict=False)]
         if self._python is not None:
-            out = self._python.stats_of_lines(lines)
+            try:
+                out = self._python.stats_of_lines(lines)
+            except paraphrase_index.IndexBuildError as exc:
+                raise MeteorUnavailable(f"the paraphrase index could not be built ({exc})") from None
+            if isinstance(self._python.index, paraphrase_index.ParaphraseIndex):
+                self.index = self._python.index
             self.last_table_entries = self._python.last_table_entries
             return out
         if self.index is not None and not any("\n" in x or "\r" in x for x in lines):
@@ -293,7 +303,10 @@ class MeteorProcess:
             return out
         with tempfile.TemporaryDirectory(prefix="vlbench-meteor-") as tmp:
             para = Path(tmp) / "paraphrase.gz"
-            self.last_table_entries = paraphrase.write_filtered_table(self.index, lines, str(self._jar), para)
+            hashes = paraphrase.ngram_keys(paraphrase.run_token_lists(lines, str(self._jar)), self.index.max_n)
+            entries = self.index.keep(hashes)
+            self.index.write_subset(entries, para)
+            self.last_table_entries = len(entries)
             k = max(1, min(self.shards, n // 50 or 1))
             bounds = [n * i // k for i in range(k + 1)]
             jvms = [self._spawn(FILTERED_JVM_FLAGS, para) for _ in range(k)]
@@ -315,9 +328,14 @@ class MeteorProcess:
         return out
 
     def close(self) -> None:
+        """Stops the JVM; waits for a first run's index files to be written."""
         jvm, self._plain = self._plain, None
         if jvm is not None:
             jvm.close()
+        build, self._build = self._build, None
+        if build is not None:
+            with contextlib.suppress(paraphrase_index.IndexBuildError):  # reported by stats()
+                build.wait()
 
     def __enter__(self) -> MeteorProcess:
         return self

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING
 
@@ -96,9 +97,22 @@ def _table_arrays(entries: Sequence[Entry], ids: dict[str, int]) -> tuple[np.nda
     )
 
 
-def native_arguments(res: MeteorResources, entries: Sequence[Entry],
-                     segments: Sequence[Sequence[Sequence[str]]]) -> tuple:
-    """The extension's arguments but `out` (words, table, segments, params): see `_meteor_align.c`."""
+@dataclass
+class RunArguments:
+    """The extension's arguments that depend on the run's words only (not on the paraphrase
+    table): computed while a first run's table index is still being built."""
+
+    ids: dict[str, int]  # the run's words, in first-seen order
+    words: tuple[np.ndarray, ...]
+    segments: tuple[np.ndarray, ...]
+
+    def with_table(self, entries: Sequence[Entry]) -> tuple:
+        """The extension's arguments but `out` (words, table, segments, params)."""
+        return (self.words, _table_arrays(entries, self.ids), self.segments,
+                (METEOR_ALPHA, METEOR_BETA, METEOR_GAMMA, METEOR_DELTA, *METEOR_WEIGHTS))
+
+
+def run_arguments(res: MeteorResources, segments: Sequence[Sequence[Sequence[str]]]) -> RunArguments:
     sequences = [toks for seg in segments for toks in seg]
     token_offsets = _offsets([len(t) for t in sequences])
     ids = dict.fromkeys(chain.from_iterable(sequences), 0)  # the run's words, in first-seen order
@@ -106,12 +120,14 @@ def native_arguments(res: MeteorResources, entries: Sequence[Entry],
         ids[w] = i
     token_ids = np.fromiter(map(ids.__getitem__, chain.from_iterable(sequences)), dtype=np.int32,
                             count=int(token_offsets[-1]))
-    return (
-        _word_arrays(res, list(ids)),
-        _table_arrays(entries, ids),
-        (token_offsets, token_ids, _offsets([len(seg) for seg in segments])),
-        (METEOR_ALPHA, METEOR_BETA, METEOR_GAMMA, METEOR_DELTA, *METEOR_WEIGHTS),
-    )
+    return RunArguments(ids, _word_arrays(res, list(ids)),
+                        (token_offsets, token_ids, _offsets([len(seg) for seg in segments])))
+
+
+def native_arguments(res: MeteorResources, entries: Sequence[Entry],
+                     segments: Sequence[Sequence[Sequence[str]]]) -> tuple:
+    """The extension's arguments but `out` (words, table, segments, params): see `_meteor_align.c`."""
+    return run_arguments(res, segments).with_table(entries)
 
 
 # Below this many segments per thread, one call is faster than splitting the run.

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import gzip
 import math
-import mmap
 import multiprocessing
 import os
 import re
@@ -56,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from vlbench.tasks.captioning import meteor_native, paraphrase
+from vlbench.tasks.captioning import meteor_native, paraphrase, paraphrase_index
 from vlbench.tasks.captioning.meteor_stats import (
     METEOR_ALPHA,
     METEOR_BETA,
@@ -248,15 +247,12 @@ class ParaphraseTrie:
         return out
 
 
-def read_entries(index: paraphrase.ParaphraseIndex, entries: np.ndarray) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+def read_entries(index: paraphrase_index.ParaphraseIndex, entries: np.ndarray) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """The (phrase, paraphrase) words of the given table entries, in table order."""
     if len(entries) == 0:
         return []
-    starts = np.asarray(index.starts)
-    lo, hi = starts[entries].tolist(), starts[entries + 1].tolist()
-    with open(index.root / "table.txt", "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        text = b"".join([mm[a:b] for a, b in zip(lo, hi)]).decode("utf-8")
-    # Each triple is three lines, each ending in a newline (`build_index` checked the table: no
+    text = index.triples(entries).decode("utf-8")
+    # Each triple is three lines, each ending in a newline (the index build checked the table: no
     # carriage returns, a line count that is a multiple of 3, a final newline added).
     lines = text.split("\n")
     if "\t" in text or "\f" in text or "  " in text or "\n " in text or " \n" in text or text.startswith(" "):
@@ -612,7 +608,8 @@ def _jpow(a: float, b: float) -> float:
 class PythonMeteor:
     """The jar's statistics for (hypothesis, references) pairs, in Python."""
 
-    def __init__(self, jar: Path, table: Path | None, index: paraphrase.ParaphraseIndex | None,
+    def __init__(self, jar: Path, table: Path | None,
+                 index: paraphrase_index.ParaphraseIndex | paraphrase_index.IndexBuild | None,
                  entries: Sequence[tuple[tuple[str, ...], tuple[str, ...]]] | None = None) -> None:
         self.jar = str(jar)
         self.res = load_resources(self.jar)
@@ -620,6 +617,7 @@ class PythonMeteor:
         self.index = index
         self.entries = entries  # a fixed table (tests); else filtered from `index` per run
         self.last_table_entries: int | None = None
+        self._build: paraphrase_index.IndexBuild | None = None  # a first run's index build, once waited for
         self.workers = max(1, min(2, os.cpu_count() or 1))  # as the jar path's JVMs
 
     def _tokens(self, lines: Sequence[str]) -> list[list[list[str]]]:
@@ -640,26 +638,53 @@ class PythonMeteor:
             out.append(seg)
         return out
 
+    def _ngram_keys(self, token_lists: list[list[str]]) -> list[np.ndarray]:
+        """The run's n-gram keys by length, up to the index's longest phrase; on the first run on
+        a machine, whose index is still being built, up to the likely longest one (`_table_entries`
+        keys any longer ones once the index says how long its phrases are)."""
+        index = self.index
+        if isinstance(index, paraphrase_index.IndexBuild):
+            return paraphrase.ngram_key_groups(token_lists, paraphrase_index.LIKELY_MAX_N)
+        assert index is not None
+        return paraphrase.ngram_key_groups(token_lists, index.max_n)
+
+    def _table_entries(self, token_lists: list[list[str]], groups: list[np.ndarray]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+        """The table entries that can match among these words (waits for a first run's index)."""
+        index = self.index
+        if isinstance(index, paraphrase_index.IndexBuild):
+            self._build = index
+            index = self.index = index.result()
+            if index.max_n >= len(groups):
+                groups = paraphrase.ngram_key_groups(token_lists, index.max_n)
+        assert index is not None
+        return read_entries(index, index.keep(np.concatenate(groups[: index.max_n + 1])))
+
     def stats_of_lines(self, lines: Sequence[str]) -> np.ndarray:
-        """Statistics for SCORE lines (`meteor.score_line`): the last part is the hypothesis."""
+        """Statistics for SCORE lines (`meteor.score_line`): the last part is the hypothesis.
+        Everything that does not need the paraphrase table comes first: a first run's index is
+        built meanwhile."""
         segments = self._tokens(lines)
-        if self.entries is not None:
-            entries = self.entries
-        elif self.index is not None:
-            flat = [toks for seg in segments for toks in seg]
-            kept = self.index.keep(paraphrase.ngram_keys(flat, self.index.max_n))
-            entries = read_entries(self.index, kept)
-        else:
-            entries = []
-        self.last_table_entries = len(entries)
         for n, seg in enumerate(segments):
             if not seg:
                 raise ValueError(f"statement {n} has no hypothesis")
-        if meteor_native.use_native():  # the same algorithm in C: no workers needed
-            return meteor_native.segment_stats(self.res, entries, segments)
+        native = meteor_native.use_native()
+        flat = [toks for seg in segments for toks in seg] if self.entries is None and self.index is not None else []
+        groups = self._ngram_keys(flat) if flat else []
+        run = meteor_native.run_arguments(self.res, segments) if native else None
+        if self.entries is not None:
+            entries = self.entries
+        elif self.index is not None:
+            entries = self._table_entries(flat, groups)
+        else:
+            entries = []
+        self.last_table_entries = len(entries)
+        if run is not None:  # the same algorithm in C: no workers needed
+            return meteor_native.native_stats(run.with_table(entries))
         aligner = Aligner(self.res, ParaphraseTrie(entries) if entries else None)
         k = self.workers if len(segments) >= PARALLEL_MIN_SEGMENTS else 1
         if k > 1 and "fork" in multiprocessing.get_all_start_methods():
+            if self._build is not None:  # no fork while its thread writes the index files
+                self._build.wait()
             return _parallel_stats(aligner, segments, k)
         return _segment_stats(aligner, segments)
 

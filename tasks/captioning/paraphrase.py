@@ -24,42 +24,26 @@ Why dropping the other entries changes nothing (read from the Meteor 1.5 bytecod
   characters all have long-standing case mappings, so a caption token equals a table word under
   one lower-casing exactly when it does under the other.
 
-The index (built once per paraphrase file, about 5-6 s on a loaded 2-core box, cached under the
-vlbench data folder): the decompressed table, each entry's byte offset, and the 40-bit key of each
-entry's phrase and paraphrase (`span_keys`: their first and last 8 UTF-8 bytes and byte length,
-joined by single spaces, the table's own form; lines that are not in that form are keyed after
-re-joining), with a Bloom filter of those keys. A run keys every n-gram (up to the longest table
-phrase) of its normalised captions the same way, drops through the filter the keys that are surely
-not table phrases, and looks up the rest; a key collision can only keep an extra entry.
+The keys: a phrase's key mixes its first and last 8 UTF-8 bytes and its byte length (`span_keys`),
+the tokens joined by single spaces (the table's own form). `paraphrase_index.py` keys every line of
+the table so; a run keys every n-gram (up to the longest table phrase) of its normalised captions
+the same way (`ngram_keys`) and keeps the entries whose phrase and paraphrase keys are both among
+them; a key collision can only keep an extra entry.
 
-One module, though long: the normaliser, the keys and the index decide together which table
-entries can match this run's tokens (the keys must come from exactly the normaliser's tokens, the
-index from exactly the keys); `meteor_python` reads its tokens from the same normaliser.
+One module, though long: the normaliser and the keys decide together which table entries can
+match this run's tokens (the keys must come from exactly the normaliser's tokens);
+`meteor_python` reads its tokens from the same normaliser.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
-import os
 import re
-import shutil
-import tempfile
 import zipfile
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from functools import cache
-from pathlib import Path
-from typing import Any, BinaryIO
 
 import numpy as np
 
-from vlbench.hashing import sha256_file
-from vlbench.progress import stage
-
-FORMAT = 3  # 2: span keys (first and last 8 bytes, length) instead of polynomial hashes; 3: a Bloom filter
-# The index folders of earlier formats, by format: superseded once the current one is built.
-_EARLIER_FOLDERS = {1: "index-{key}", 2: "index-v2-{key}"}
 # The Meteor 1.5 jar that pycocoevalcap 1.2 ships: the argument above was checked on its bytecode,
 # so the filtered table is only used with this exact jar.
 METEOR_15_SHA256 = "1e57b4c72c0830ebe68558f1c799a624e96cbc1b6045c9f6330e26dcff6eafc2"
@@ -201,8 +185,8 @@ def meteor_tokens(text: str, nbp: dict[str, int]) -> list[str]:
 # --------------------------------------------------------------------------- keys
 # A phrase's key mixes its first 8 bytes, its last 8 bytes (zero where the phrase is shorter) and
 # its byte length. Why not a hash of every byte: the first use on a machine keys all 10.5 million
-# lines of the table (272 MB), and gathering 16 bytes per line costs a small fraction of reading
-# every byte as uint64. Two different phrases share a key
+# phrase lines of the table (272 MB), and gathering 16 bytes per line costs a small fraction of
+# reading every byte as uint64 (`_paraphrase_scan.c` computes the same keys). Two different phrases share a key
 # only when they agree on all three, which, like any hash collision, can only keep an extra entry
 # (harmless: an entry matches only where its phrase and paraphrase occur).
 _M1 = np.uint64(0x9E3779B97F4A7C15)
@@ -269,7 +253,13 @@ def bytes_key(b: bytes) -> int:
 
 def ngram_keys(token_lists: Iterable[Sequence[str]], max_n: int) -> np.ndarray:
     """Keys of every n-gram (n = 0..max_n) of each token list, joined by single spaces, as
-    `bytes_key` computes them (unsorted, with repeats); vectorised over positions.
+    `bytes_key` computes them (unsorted, with repeats)."""
+    return np.concatenate(ngram_key_groups(token_lists, max_n))
+
+
+def ngram_key_groups(token_lists: Iterable[Sequence[str]], max_n: int) -> list[np.ndarray]:
+    """`ngram_keys` by length: item n holds the keys of the n-grams (item 0: the empty phrase);
+    vectorised over positions.
 
     The lists are keyed in their own text form: tokens joined by spaces, lists by newlines
     (Meteor's tokens never hold either: StringTokenizer split them off), so the token spans are
@@ -291,310 +281,9 @@ def ngram_keys(token_lists: Iterable[Sequence[str]], max_n: int) -> np.ndarray:
     first_bytes, last_bytes = _first_bytes(padded, tok_start), _last_bytes(padded, tok_end)
     n = len(tok_start)
     for k in range(max_n):
-        if n - k <= 0:
-            break
-        first = np.flatnonzero(tok_line[: n - k] == tok_line[k:])  # k+1 tokens of one list
+        first = np.flatnonzero(tok_line[: max(n - k, 0)] == tok_line[k:])  # k+1 tokens of one list
         out.append(_span_key(first_bytes[first], last_bytes[first + k], tok_end[first + k] - tok_start[first]))
-    return np.concatenate(out)
-
-
-# --------------------------------------------------------------------------- index
-BLOOM_BITS = 26  # 2^26 bits (8 MiB); with two probes per key, about 0.6% false positives at 2.6M phrases
-
-
-def _bloom_probes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two bit positions per key: its top and its bottom BLOOM_BITS bits (the keys are already
-    well mixed)."""
-    mask = np.uint64((1 << BLOOM_BITS) - 1)
-    return keys >> np.uint64(KEY_BITS - BLOOM_BITS), keys & mask
-
-
-def bloom_filter(keys: np.ndarray) -> np.ndarray:
-    bits = np.zeros(1 << BLOOM_BITS, dtype=bool)
-    for probe in _bloom_probes(keys):
-        bits[probe] = True
-    return np.packbits(bits, bitorder="little")
-
-
-def bloom_contains(bloom: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """False where a key is surely not among the filter's keys."""
-    out = np.ones(len(keys), dtype=bool)
-    for probe in _bloom_probes(keys):
-        out &= (bloom[probe >> np.uint64(3)] >> (probe & np.uint64(7)).astype(np.uint8)) & 1 == 1
     return out
-
-
-def _sorted_distinct(keys: np.ndarray) -> np.ndarray:
-    """np.unique by hand: numpy 2's np.unique imports numpy.ma (about 40 ms) on first use."""
-    keys = np.sort(keys)
-    if len(keys):
-        keys = keys[np.concatenate([np.ones(1, dtype=bool), keys[1:] != keys[:-1]])]
-    return keys
-
-
-@dataclass
-class ParaphraseIndex:
-    root: Path
-    phrases: np.ndarray  # sorted distinct phrase hashes (uint64)
-    left: np.ndarray  # per entry: position of its phrase hash in `phrases` (int32)
-    right: np.ndarray  # per entry: position of its paraphrase hash
-    starts: np.ndarray  # per entry: byte offset of its triple in table.txt; one sentinel at the end
-    max_n: int
-    bloom: np.ndarray  # a Bloom filter of `phrases` (uint8 bits; `bloom_bits`)
-
-    @classmethod
-    def load(cls, root: Path) -> ParaphraseIndex:
-        meta = json.loads((root / "meta.json").read_text())
-        if meta.get("format") != FORMAT:
-            raise ValueError("index format changed")
-        arr = {k: np.load(root / f"{k}.npy", mmap_mode="r") for k in ("phrases", "left", "right", "starts")}
-        # read whole: every run touches most of their pages, and one read beats a page fault each
-        for k in ("left", "right", "bloom"):
-            arr[k] = np.load(root / f"{k}.npy")
-        return cls(root, arr["phrases"], arr["left"], arr["right"], arr["starts"], int(meta["max_n"]), arr["bloom"])
-
-    def keep(self, hashes: np.ndarray) -> np.ndarray:
-        """Indices of the entries whose phrase and paraphrase hashes are both in `hashes` (any
-        order, repeats allowed)."""
-        present = np.zeros(len(self.phrases) + 1, dtype=bool)
-        # A run has millions of n-gram keys and few are table phrases: the Bloom filter drops most
-        # of them in one vectorised pass, so only the rest are sorted and searched.
-        hashes = _sorted_distinct(hashes[bloom_contains(self.bloom, hashes)])
-        pos = np.searchsorted(self.phrases, hashes)
-        pos_c = np.minimum(pos, len(self.phrases) - 1)
-        hit = self.phrases[pos_c] == hashes
-        present[pos_c[hit]] = True
-        return np.flatnonzero(present[self.left] & present[self.right])
-
-    def write_subset(self, entries: np.ndarray, out: Path) -> None:
-        """The kept entries' original line triples, in file order, gzipped (level 1)."""
-        with open(self.root / "table.txt", "rb") as f:
-            data = np.memmap(f, dtype=np.uint8, mode="r")
-            starts = np.asarray(self.starts)
-            chunks = [data[starts[e] : starts[e + 1]].tobytes() for e in entries.tolist()]
-            del data
-        with gzip.open(out, "wb", compresslevel=1) as g:
-            g.write(b"".join(chunks))
-
-
-_COMPRESSED_BLOCK = 1 << 21  # 2 MiB of gzip at a time: about 9 MiB of table text
-
-
-def _block_line_keys(buf: np.ndarray, text: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Line ends, keys and token counts of the complete lines of one block (`buf` ends with a
-    newline)."""
-    nl = np.flatnonzero(buf == 10)
-    line_start = np.concatenate([np.zeros(1, dtype=np.int64), nl[:-1] + 1])
-    keys = span_keys(buf, line_start, nl)
-    space = buf == 32
-    spaces = np.add.reduceat(space.view(np.uint8), line_start, dtype=np.int32)  # per line
-    n_tok = np.where(nl > line_start, spaces + 1, 0)
-    # Lines that are not tokens joined by single spaces (leading, trailing or repeated delimiters,
-    # tabs, form feeds) are re-joined the way StringTokenizer reads them. The shipped table has none.
-    odd = (buf == 9) | (buf == 12)
-    delim = space | odd
-    nonempty = nl > line_start
-    lead = nonempty & delim[np.minimum(line_start, len(buf) - 1)]
-    trail = nonempty & delim[np.maximum(nl - 1, 0)]
-    if odd.any() or (delim[:-1] & delim[1:]).any() or lead.any() or trail.any():
-        odd[np.flatnonzero(delim[:-1] & delim[1:])] = True
-        suspect = set(np.searchsorted(nl, np.flatnonzero(odd)).tolist())
-        suspect.update(np.flatnonzero(lead | trail).tolist())
-        for ln in sorted(suspect):
-            toks = string_tokens(text[line_start[ln] : nl[ln]].decode("utf-8"))
-            keys[ln] = bytes_key(" ".join(toks).encode("utf-8"))
-            n_tok[ln] = len(toks)
-    return nl, keys, n_tok
-
-
-def _inflated_ahead(f: BinaryIO, inflate: Any) -> Iterator[tuple[bytes, bytes]]:
-    """(compressed block, its decompressed bytes) of the file, in order, each block decompressed
-    in a thread while the caller works on the one before (zlib releases the GIL: on two cores the
-    first build overlaps gunzip with the keying)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    def step() -> tuple[bytes, bytes]:
-        block = f.read(_COMPRESSED_BLOCK)
-        return block, (inflate.decompress(block) if block else inflate.flush())
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        ahead = pool.submit(step)
-        while True:
-            block, data = ahead.result()
-            if block:
-                ahead = pool.submit(step)
-            yield block, data
-            if not block:
-                return
-
-
-def build_index(table_gz: Path, root: Path) -> None:
-    """Decompress the table into `root/table.txt` block by block, hash every phrase and paraphrase
-    line, and write the index into `root` (a fresh folder; the caller renames it into place).
-    Streaming keeps the memory to the per-line arrays (about 130 MB for the shipped table), not
-    the whole decompressed text."""
-    import codecs
-    import zlib
-
-    inflate = zlib.decompressobj(wbits=31)  # a gzip stream
-    utf8 = codecs.getincrementaldecoder("utf-8")("strict")  # where this fails Java would read U+FFFD
-    hash_parts: list[np.ndarray] = []
-    start_parts: list[np.ndarray] = []
-    max_n = 0
-    carry = b""
-    offset = 0  # byte offset of `carry` in the decompressed table
-    lines = 0
-    with open(table_gz, "rb") as f, open(root / "table.txt", "wb") as out:
-        for block, data in _inflated_ahead(f, inflate):
-            if block and not data:
-                continue
-            if data:
-                utf8.decode(data)
-                if b"\r" in data:
-                    raise ValueError("the paraphrase table has carriage returns")  # Java ends lines there too
-                out.write(data)
-            text = carry + data
-            end = text.rfind(b"\n") + 1
-            if not block:
-                if inflate.unused_data or not inflate.eof:
-                    raise ValueError("the paraphrase table is not one complete gzip stream")
-                utf8.decode(b"", final=True)
-                if len(text) > end:  # no final newline: the last line ends the table
-                    out.write(b"\n")
-                    text += b"\n"
-                    end = len(text)
-            if end:
-                buf = np.frombuffer(text, dtype=np.uint8, count=end)
-                nl, h, n_tok = _block_line_keys(buf, text[:end])
-                starts = offset + np.concatenate([np.zeros(1, dtype=np.int64), nl[:-1] + 1])
-                # the block's lines by role: every third is a probability, the others a phrase or
-                # a paraphrase
-                probability = np.zeros(len(nl), dtype=bool)
-                probability[(-lines) % 3 :: 3] = True
-                phrase = ~probability
-                hash_parts.append(h[phrase])
-                if phrase.any():
-                    max_n = max(max_n, int(n_tok[phrase].max()))
-                start_parts.append(starts[probability])
-                lines += len(nl)
-                offset += end
-                carry = text[end:]
-            else:
-                carry = text
-            if not block:
-                break
-    if lines % 3:
-        raise ValueError(f"the paraphrase table has {lines} lines, not a multiple of 3")
-    hashes = np.concatenate(hash_parts) if hash_parts else np.zeros(0, dtype=np.uint64)
-    del hash_parts
-    n_entries = lines // 3
-    # np.unique(return_inverse=True) by hand, with int32 ids, freeing as it goes (memory peak);
-    # the order by one np.sort of key and line number packed together (faster than argsort)
-    if len(hashes) < 1 << (64 - KEY_BITS):
-        packed = hashes << np.uint64(64 - KEY_BITS)
-        packed |= np.arange(len(hashes), dtype=np.uint64)
-        del hashes
-        packed.sort()
-        order = (packed & np.uint64((1 << (64 - KEY_BITS)) - 1)).astype(np.int64)
-        hashes = packed >> np.uint64(64 - KEY_BITS)
-        del packed
-    else:
-        order = np.argsort(hashes)
-        hashes = hashes[order]
-    first = np.empty(len(hashes), dtype=bool)
-    first[:1] = True
-    np.not_equal(hashes[1:], hashes[:-1], out=first[1:])
-    np.save(root / "phrases.npy", hashes[first])
-    np.save(root / "bloom.npy", bloom_filter(hashes[first]))
-    del hashes
-    ids = np.cumsum(first, dtype=np.int32)
-    ids -= 1
-    del first
-    inv = np.empty(len(ids), dtype=np.int32)
-    inv[order] = ids
-    del order, ids
-    # the lines alternate phrase, paraphrase: left = phrases, right = paraphrases
-    np.save(root / "left.npy", inv[0::2])
-    np.save(root / "right.npy", inv[1::2])
-    del inv
-    starts_all = np.concatenate([*start_parts, np.array([offset], dtype=np.int64)])
-    np.save(root / "starts.npy", starts_all)
-    if not n_entries:
-        max_n = 0
-    meta = {"format": FORMAT, "entries": n_entries, "max_n": max_n, "table_bytes": offset}
-    (root / "meta.json").write_text(json.dumps(meta))
-
-
-def cache_root() -> Path:
-    env = os.environ.get("VLBENCH_METEOR_CACHE")
-    if env:
-        return Path(env)
-    data = os.environ.get("VLBENCH_DATA")
-    return (Path(data) if data else Path.home() / ".cache" / "vlbench") / "meteor"
-
-
-def _source_key(table_gz: Path, cache: Path) -> str:
-    """sha256 and size of the table, with the sha256 remembered per (path, size, mtime)."""
-    st = table_gz.stat()
-    stamp = f"{table_gz.resolve()}|{st.st_size}|{st.st_mtime_ns}"
-    memo = cache / "sha256-memo.json"
-    try:
-        known = json.loads(memo.read_text())
-    except (OSError, ValueError):
-        known = {}
-    sha = known.get(stamp)
-    if not isinstance(sha, str):
-        sha = sha256_file(table_gz)
-        known = {stamp: sha}
-        try:
-            cache.mkdir(parents=True, exist_ok=True)
-            tmp = memo.with_name(f".memo-{os.getpid()}")
-            tmp.write_text(json.dumps(known))
-            os.replace(tmp, memo)
-        except OSError:
-            pass
-    return index_key(sha, st.st_size)
-
-
-def index_key(sha256: str, size: int) -> str:
-    return f"{sha256[:32]}-{size}"
-
-
-def ensure_index(table_gz: Path, cache: Path | None = None) -> ParaphraseIndex:
-    """The index of `table_gz`, built on first use (atomically: a temporary folder renamed)."""
-    cache = cache or cache_root()
-    key = _source_key(table_gz, cache)
-    root = cache / f"index-v{FORMAT}-{key}"
-    if not (root / "meta.json").is_file():
-        cache.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
-        try:
-            with stage("building the METEOR paraphrase index (once per machine)"):
-                build_index(table_gz, tmp)
-            try:
-                os.rename(tmp, root)
-            except OSError:
-                if not (root / "meta.json").is_file():  # not a concurrent build that won
-                    raise
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
-        for fmt, folder in _EARLIER_FOLDERS.items():
-            _remove_earlier_format(cache / folder.format(key=key), fmt)
-    return ParaphraseIndex.load(root)
-
-
-def _remove_earlier_format(old: Path, fmt: int) -> None:
-    """The same table's index in an earlier format (about 360 MB), superseded: removed when it is
-    one that vlbench wrote (its meta.json says that format, and it holds only vlbench's files);
-    anything else is left alone."""
-    try:
-        meta = json.loads((old / "meta.json").read_text())
-    except (OSError, ValueError):
-        return
-    names = {"meta.json", "table.txt", "phrases.npy", "left.npy", "right.npy", "starts.npy"}
-    if isinstance(meta, dict) and meta.get("format") == fmt and {p.name for p in old.iterdir()} <= names:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def run_token_lists(lines: Iterable[str], jar: str) -> list[list[str]]:
@@ -609,11 +298,3 @@ def run_token_lists(lines: Iterable[str], jar: str) -> list[list[str]]:
                 toks = memo[part] = meteor_tokens(part, nbp)
             out.append(toks)
     return out
-
-
-def write_filtered_table(index: ParaphraseIndex, lines: Sequence[str], jar: str, out: Path) -> int:
-    """Write the entries that can match in these SCORE lines to `out` (gzip); returns their count."""
-    hashes = ngram_keys(run_token_lists(lines, jar), index.max_n)
-    entries = index.keep(hashes)
-    index.write_subset(entries, out)
-    return len(entries)

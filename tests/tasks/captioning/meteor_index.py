@@ -10,16 +10,16 @@ from functools import cache
 from pathlib import Path
 
 from vlbench.hashing import sha256_file
-from vlbench.tasks.captioning import paraphrase as P
+from vlbench.tasks.captioning import paraphrase_index as PI
 from vlbench.tasks.captioning.java import meteor_jar
 
 
 @cache
 def real_index_cache() -> Path:
     table = meteor_jar().parent / "data" / "paraphrase-en.gz"
-    root = P.cache_root()
-    key = P.index_key(sha256_file(table), table.stat().st_size)
-    if (root / f"index-v{P.FORMAT}-{key}" / "meta.json").is_file():
+    root = PI.cache_root()
+    key = PI.index_key(sha256_file(table), table.stat().st_size)
+    if (root / f"index-v{PI.FORMAT}-{key}" / "meta.json").is_file():
         return root
     tmp = Path(tempfile.mkdtemp(prefix="vlbench-test-meteor-"))
     atexit.register(shutil.rmtree, tmp, True)

@@ -5,7 +5,6 @@ filtered table against the same jar with the whole table, on adversarial caption
 from __future__ import annotations
 
 import gzip
-import json
 import random
 import re
 import shutil
@@ -18,7 +17,6 @@ from conftest import EDGE_CANDS, EDGE_REFS, generated_set, needs_java
 from gen import adversarial_caption, realistic_caption
 from meteor_index import real_index_cache as _real_index_cache
 
-from vlbench.hashing import sha256_file
 from vlbench.tasks.captioning import paraphrase as P
 from vlbench.tasks.captioning.java import java_command, meteor_jar
 from vlbench.tasks.captioning.meteor import MeteorProcess, score_line
@@ -93,92 +91,6 @@ def _write_table(path: Path, entries: list[tuple[str, str, str]]) -> None:
     with gzip.open(path, "wt", encoding="utf-8", newline="\n") as f:
         for prob, a, b in entries:
             f.write(f"{prob}\n{a}\n{b}\n")
-
-
-@pytest.mark.parametrize("block", [1 << 21, 7, 64])
-def test_index_matches_brute_force(tmp_path, monkeypatch, block):
-    """The index against a brute force; small gzip blocks make lines straddle the blocks that
-    the streaming build decompresses."""
-    monkeypatch.setattr(P, "_COMPRESSED_BLOCK", block)
-    rng = random.Random(5)
-    words = ["a", "man", "dog", "café", "x-ray", "'s", "ﬁ", "red", "bus"]
-    entries = []
-    for k in range(400):
-        a = " ".join(rng.choice(words) for _ in range(rng.randint(1, 4)))
-        b = " ".join(rng.choice(words) for _ in range(rng.randint(1, 4)))
-        entries.append((f"0.{k}", a, b))
-    # lines not in canonical form, and empty phrases: the jar tokenizes them with StringTokenizer
-    entries += [("1", "  a   man ", "dog"), ("1", "a\tman", "red\fbus"), ("1", "", "dog"), ("1", "man", "")]
-    table = tmp_path / "t.gz"
-    _write_table(table, entries)
-    root = tmp_path / "idx"
-    root.mkdir()
-    P.build_index(table, root)
-    index = P.ParaphraseIndex.load(root)
-    assert index.max_n == 4 and len(index.left) == len(entries)
-    for trial in range(30):
-        lists = [[rng.choice(words) for _ in range(rng.randint(0, 6))] for _ in range(rng.randint(1, 4))]
-        grams = {()} | {tuple(t[i : i + n]) for t in lists for n in range(1, 5) for i in range(len(t) - n + 1)}
-        want = [e for e, (_, a, b) in enumerate(entries) if tuple(P.string_tokens(a)) in grams and tuple(P.string_tokens(b)) in grams]
-        got = index.keep(P.ngram_keys(lists, index.max_n)).tolist()
-        assert got == want, trial
-    # the subset file holds the kept triples verbatim, in file order
-    keep = np.array([0, 3, len(entries) - 1])
-    index.write_subset(keep, tmp_path / "sub.gz")
-    text = gzip.decompress((tmp_path / "sub.gz").read_bytes()).decode()
-    assert text == "".join(f"{entries[e][0]}\n{entries[e][1]}\n{entries[e][2]}\n" for e in keep)
-
-
-def test_ensure_index_is_cached_and_keyed_by_content(tmp_path):
-    table = tmp_path / "t.gz"
-    _write_table(table, [("0.5", "a man", "a guy")])
-    one = P.ensure_index(table, tmp_path / "cache")
-    assert P.ensure_index(table, tmp_path / "cache").root == one.root
-    _write_table(table, [("0.5", "a man", "a person")])
-    assert P.ensure_index(table, tmp_path / "cache").root != one.root
-    assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith(".build-")]
-
-
-@pytest.mark.parametrize(("fmt", "folder"), [(1, "index-{key}"), (2, "index-v2-{key}")])
-def test_an_earlier_format_index_of_the_table_is_replaced(tmp_path, fmt, folder):
-    """Formats 1 (polynomial hashes) and 2 (no Bloom filter) are superseded: the same table's old
-    folder goes once the new index exists; a folder vlbench did not write (other files inside)
-    stays."""
-    table = tmp_path / "t.gz"
-    _write_table(table, [("0.5", "a man", "a guy")])
-    cache = tmp_path / "cache"
-    key = P.index_key(sha256_file(table), table.stat().st_size)
-    old = cache / folder.format(key=key)
-    old.mkdir(parents=True)
-    (old / "meta.json").write_text(json.dumps({"format": fmt}))
-    (old / "table.txt").write_text("0.5\na man\na guy\n")
-    P.ensure_index(table, cache)
-    assert not old.exists() and (cache / f"index-v{P.FORMAT}-{key}" / "meta.json").is_file()
-    other = tmp_path / "cache2"
-    kept = other / folder.format(key=key)
-    kept.mkdir(parents=True)
-    (kept / "meta.json").write_text(json.dumps({"format": fmt}))
-    (kept / "notes.txt").write_text("mine")
-    P.ensure_index(table, other)
-    assert (kept / "notes.txt").read_text() == "mine"
-    wrong = tmp_path / "cache3"
-    other_format = wrong / folder.format(key=key)  # a folder of that name holding another format
-    other_format.mkdir(parents=True)
-    (other_format / "meta.json").write_text(json.dumps({"format": fmt + 7}))
-    P.ensure_index(table, wrong)
-    assert other_format.exists()
-
-
-def test_bloom_filter_has_no_false_negatives_and_few_false_positives():
-    rng = np.random.default_rng(0)
-    keys = rng.integers(0, 1 << P.KEY_BITS, size=200_000, dtype=np.uint64)
-    bloom = P.bloom_filter(keys)
-    assert bloom.dtype == np.uint8 and len(bloom) == (1 << P.BLOOM_BITS) // 8
-    assert P.bloom_contains(bloom, keys).all()
-    others = rng.integers(0, 1 << P.KEY_BITS, size=200_000, dtype=np.uint64)
-    others = others[~np.isin(others, keys)]
-    assert P.bloom_contains(bloom, others).mean() < 0.01
-    assert not P.bloom_contains(P.bloom_filter(np.zeros(0, dtype=np.uint64)), keys).any()
 
 
 def _adversarial_set(n: int, seed: int) -> tuple[list[str], list[list[str]]]:

@@ -213,7 +213,7 @@ def test_python_aligner_when_forced(monkeypatch):
         raise AssertionError("the C aligner ran")
 
     meteor = PythonMeteor(_jar(), None, None, entries=[])
-    monkeypatch.setattr(meteor_native, "segment_stats", refuse)
+    monkeypatch.setattr(meteor_native, "native_stats", refuse)
     monkeypatch.setenv("VLBENCH_METEOR_ALIGNER", "python")
     out = meteor.stats_of_lines([score_line("a dog", ["a dog"])])
     assert out[0, 21] == out[0, 22] == 2.0

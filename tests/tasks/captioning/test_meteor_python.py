@@ -15,7 +15,7 @@ import subprocess
 import numpy as np
 import pytest
 import realdata
-from conftest import SETS, generated_set, needs_java, refs_of
+from conftest import HAVE_JAVA, SETS, generated_set, needs_java, refs_of
 from meteor_index import real_index_cache
 
 from vlbench.tasks.captioning.java import meteor_jar
@@ -200,7 +200,7 @@ def test_read_entries_gives_the_table_words(tmp_path, odd_lines):
     repeated, leading and trailing blanks, empty phrases and paraphrases (the tokenizer's split)."""
     import gzip
 
-    from vlbench.tasks.captioning import paraphrase
+    from vlbench.tasks.captioning import paraphrase_index
     from vlbench.tasks.captioning.meteor_python import load_full_table, read_entries
 
     rng = random.Random(9)
@@ -213,7 +213,7 @@ def test_read_entries_gives_the_table_words(tmp_path, odd_lines):
     table = tmp_path / "t.gz"
     with gzip.open(table, "wt", encoding="utf-8", newline="\n") as f:
         f.writelines(f"{p}\n{a}\n{b}\n" for p, a, b in entries)
-    index = paraphrase.ensure_index(table, tmp_path / "cache")
+    index = paraphrase_index.ensure_index(table, tmp_path / "cache")
     everything = load_full_table(table)
     for keep in (np.arange(len(entries)), np.array([0, 5, 17, len(entries) - 1]), np.zeros(0, dtype=np.int64)):
         assert read_entries(index, keep) == [everything[e] for e in keep.tolist()]
@@ -256,3 +256,61 @@ def test_the_jars_synset_lines_are_ids_joined_by_single_spaces():
     assert all(SYNSET_IDS.fullmatch(text) for text in res.synsets.values())
     odd = dataclasses.replace(res, synsets={"odd": "\t12  34\f"}, _stem_memo={}, _syn_memo={})
     assert odd._synsets_of("odd") == frozenset({12, 34})
+
+
+def _long_phrase_table(path, cands, refs) -> None:
+    """A table whose phrases reach 9 words (past the n-gram length a first run keys before its
+    index is ready) and whose other entries come from the captions' own words."""
+    import gzip
+
+    rng = random.Random(8)
+    words = sorted({w for c in cands for w in c.lower().split()})
+    entries = [("0.9", "a man rides a brown horse on the beach", "a person is riding an animal near water"),
+               ("0.8", "the quick brown fox jumps over the lazy dog", "a fox"),
+               ("0.7", "a dog", "the quick brown fox jumps over the lazy dog")]
+    entries += [(f"0.{k}", " ".join(rng.choices(words, k=rng.randint(1, 3))), " ".join(rng.choices(words, k=rng.randint(1, 3))))
+                for k in range(400)]
+    with gzip.open(path, "wt", encoding="utf-8", newline="\n") as f:
+        f.writelines(f"{p}\n{a}\n{b}\n" for p, a, b in entries)
+
+
+@pytest.mark.parametrize("aligner", ["c", "python"])
+def test_first_run_equals_a_cached_run(tmp_path, monkeypatch, aligner):
+    """The first run on a machine (its index built in a thread while the run prepares, with phrases
+    longer than the n-grams keyed before the index is ready) gives the statistics and the kept
+    entries of every later run, and with Java, those of the jar reading the same table."""
+    from vlbench.tasks.captioning import meteor_native
+
+    if aligner == "c" and not meteor_native.built():
+        pytest.skip("the C aligner is not built")
+    monkeypatch.setenv("VLBENCH_METEOR_ALIGNER", aligner)
+    cands, refs = generated_set(150, seed=31, adversarial_share=0.3)
+    cands += ["a man rides a brown horse on the beach", "the quick brown fox jumps over the lazy dog"]
+    refs += [["a person is riding an animal near water", "x"], ["a dog", "a fox"]]
+    table = tmp_path / "para.gz"
+    _long_phrase_table(table, cands, refs)
+    cache = tmp_path / "cache"
+    runs = []
+    for _ in range(2):
+        with MeteorProcess(table=table, cache=cache, backend="python") as proc:
+            runs.append((proc.stats(cands, refs), proc.last_table_entries, proc.index))
+    (first, n_first, index), (later, n_later, loaded) = runs
+    assert index.max_n == 9 and index.root == loaded.root is not None
+    np.testing.assert_array_equal(first, later)
+    assert n_first == n_later > 3
+    assert first[-2:, 16:20].sum() > 0  # the 9-word phrases matched
+    if HAVE_JAVA:
+        with MeteorProcess(table=table, filtered=False, backend="jar") as jar:
+            np.testing.assert_array_equal(first, jar.stats(cands, refs))
+
+
+def test_a_table_that_cannot_be_indexed_is_a_clear_error(tmp_path):
+    import gzip
+
+    from vlbench.tasks.captioning.meteor import MeteorUnavailable
+
+    table = tmp_path / "para.gz"
+    table.write_bytes(gzip.compress(b"0.5\na man\na guy\r\n"))
+    built = MeteorProcess(table=table, cache=tmp_path / "cache", backend="python")
+    with built as proc, pytest.raises(MeteorUnavailable, match="paraphrase index could not be built.*carriage returns"):
+        proc.stats(["a man"], [["a guy"]])
