@@ -18,6 +18,7 @@ first waits for them (the thread is not a daemon), so the next run finds a compl
 
 from __future__ import annotations
 
+import hashlib
 import json
 import mmap
 import os
@@ -156,6 +157,7 @@ class _Scan:
     lines: int = 0
     offset: int = 0  # bytes of table text scanned
     max_n: int = 0
+    sha256: Any = None  # hashlib's sha256 of the compressed file, fed as it is read
 
 
 def _decompressor() -> Any:
@@ -250,7 +252,7 @@ def scan_table(table_gz: Path, out: BinaryIO) -> _Scan:
     from concurrent.futures import Future, ThreadPoolExecutor
 
     inflate = _decompressor()
-    scan = _Scan()
+    scan = _Scan(sha256=hashlib.sha256())
     carry = b""  # the start of a line that the next block ends
     pending: list[Future] = []
 
@@ -263,6 +265,7 @@ def scan_table(table_gz: Path, out: BinaryIO) -> _Scan:
         try:
             while True:
                 block = f.read(_COMPRESSED_BLOCK)
+                scan.sha256.update(block)  # the cache's key, while the file is read anyway
                 data = inflate.decompress(block) if block else inflate.flush()
                 if not block:
                     if inflate.unused_data or not inflate.eof:
@@ -396,7 +399,7 @@ class IndexBuild:
                     scan = scan_table(self._table, out)
                 self._index = _scanned_index(scan, _map_text(tmp / "table.txt"))
                 self._ready.set()
-                self._index.root = self._save(tmp)
+                self._index.root = self._save(tmp, scan.sha256.hexdigest())
         except BaseException as exc:  # before the index is ready: the caller's error (result());
             if self._index is None:  # after it: the run goes on, and the next one builds again
                 self._error = exc
@@ -409,11 +412,11 @@ class IndexBuild:
             if tmp is not None and tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
 
-    def _save(self, tmp: Path) -> Path:
-        """Write the index files into `tmp` and rename it into place; returns the folder."""
+    def _save(self, tmp: Path, sha: str) -> Path:
+        """Write the index files into `tmp` and rename it into place (`sha`: the table's sha256);
+        returns the folder."""
         assert self._index is not None
         _save(self._index, tmp)
-        sha = sha256_file(self._table)
         key = index_key(sha, self._table.stat().st_size)
         root = self._cache / f"index-v{FORMAT}-{key}"
         try:
