@@ -668,8 +668,9 @@ class PythonMeteor:
             if not seg:
                 raise ValueError(f"statement {n} has no hypothesis")
         native = meteor_native.use_native()
-        flat = [toks for seg in segments for toks in seg] if self.entries is None and self.index is not None else []
-        groups = self._ngram_keys(flat) if flat else []
+        from_index = self.entries is None and self.index is not None
+        flat = [toks for seg in segments for toks in seg] if from_index else []
+        groups = self._ngram_keys(flat) if from_index else []
         run = meteor_native.run_arguments(self.res, segments) if native else None
         if self.entries is not None:
             entries = self.entries

@@ -295,6 +295,10 @@ def test_first_run_equals_a_cached_run(tmp_path, monkeypatch, aligner):
         with MeteorProcess(table=table, cache=cache, backend="python") as proc:
             runs.append((proc.stats(cands, refs), proc.last_table_entries, proc.index))
     (first, n_first, index), (later, n_later, loaded) = runs
+    with MeteorProcess(table=table, cache=tmp_path / "empty", backend="python") as proc:  # a first run
+        assert proc.stats([], []).shape == (0, 23)
+    with MeteorProcess(table=table, cache=tmp_path / "empty", backend="python") as proc:  # a later one
+        assert proc.stats([], []).shape == (0, 23)
     assert index.max_n == 9 and index.root == loaded.root is not None
     np.testing.assert_array_equal(first, later)
     assert n_first == n_later > 3
