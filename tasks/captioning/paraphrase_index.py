@@ -6,19 +6,17 @@ entries whose two keys are among them. The index holds, per entry, the key of it
 its paraphrase (`keys.npy`, unsorted, in table order), the byte offset of its line triple in the
 decompressed table (`starts.npy`, `table.txt`), and the longest phrase in tokens (`meta.json`).
 
-Built once per table under the vlbench data folder (`cache_root`), keyed by the table's sha256.
-The build is one pass: the table is decompressed block by block (ISA-L's inflate when the `isal`
-package is installed, zlib otherwise), written out, and every line keyed (`_paraphrase_scan`, or
-numpy without a C compiler). Nothing is sorted, so the first run on a machine does not pay for
-more than reading the table once: `open_index` starts that pass in a thread and returns at once;
-the run prepares its words meanwhile on the other core and waits for the index only when it needs
-it. The files are then written and renamed into place while the run goes on; a run that ends
-first waits for them (the thread is not a daemon), so the next run finds a complete index.
+Built once per table under the vlbench data folder (`cache_root`), keyed by the table's sha256,
+from one pass over the table (`paraphrase_table.py`: decompressed, written out and every line
+keyed). Nothing is sorted, so the first run on a machine pays for little more than reading the
+table once: `open_index` starts that pass in a thread and returns at once; the run prepares its
+words meanwhile on the other core and waits for the index only when it needs it. The files are
+then written and renamed into place while the run goes on; a run that ends first waits for them
+(the thread is not a daemon), so the next run finds a complete index.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import mmap
 import os
@@ -26,21 +24,20 @@ import shutil
 import tempfile
 import threading
 import warnings
-import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
 from vlbench.hashing import sha256_file
 from vlbench.progress import stage
-from vlbench.tasks.captioning.paraphrase import bytes_key, span_keys, string_tokens
+from vlbench.tasks.captioning.paraphrase_table import TableScan, scan_table
 
 try:
     from vlbench.tasks.captioning import _paraphrase_scan  # type: ignore[attr-defined]
-except ImportError:  # installed without a C compiler: numpy keys and matches the same
+except ImportError:  # installed without a C compiler: numpy matches the same (`keep_numpy`)
     _paraphrase_scan = None
 
 # 2: span keys; 3: a Bloom filter of the sorted distinct phrases; 4: per-entry keys, unsorted
@@ -49,8 +46,6 @@ FORMAT = 4
 # once the current one is built.
 _EARLIER_FOLDERS = {1: "index-{key}", 2: "index-v2-{key}", 3: "index-v3-{key}"}
 _EARLIER_FILES = {"meta.json", "table.txt", "phrases.npy", "left.npy", "right.npy", "starts.npy", "bloom.npy"}
-_FILES = ("table.txt", "keys.npy", "starts.npy", "meta.json")
-_COMPRESSED_BLOCK = 1 << 21  # 2 MiB of gzip at a time: about 9 MiB of table text
 # The run's n-grams are keyed before the index of a first run is ready, up to this length (the
 # shipped table's longest phrase); a table with longer ones gets the rest keyed afterwards.
 LIKELY_MAX_N = 7
@@ -147,156 +142,7 @@ def _map_text(path: Path) -> Any:
         return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-# --------------------------------------------------------------------------- one pass over the table
-@dataclass
-class _Scan:
-    """The keyed lines of a table so far."""
-
-    starts: list[np.ndarray] = field(default_factory=list)
-    keys: list[np.ndarray] = field(default_factory=list)
-    lines: int = 0
-    offset: int = 0  # bytes of table text scanned
-    max_n: int = 0
-    sha256: Any = None  # hashlib's sha256 of the compressed file, fed as it is read
-
-
-def _decompressor() -> Any:
-    try:  # ISA-L's inflate: the same bytes as zlib's, about three times as fast
-        from isal import isal_zlib
-    except ImportError:
-        return zlib.decompressobj(wbits=31)
-    return isal_zlib.decompressobj(wbits=31)
-
-
-def _scan_block(scan: _Scan, text: bytes | memoryview) -> None:
-    """Key the lines of `text` (complete lines: it ends with a newline)."""
-    if _paraphrase_scan is None:
-        starts, keys, max_tokens = _scan_block_numpy(bytes(text), scan.lines, scan.offset)
-        scan.max_n = max(scan.max_n, max_tokens)
-        scan.starts.append(starts + scan.offset)
-        scan.keys.append(keys)
-        scan.lines += len(starts) + len(keys)
-        scan.offset += len(text)
-        return
-    view = memoryview(text)
-    while len(view):
-        # room for the lines of typical length (the table's are 17 bytes on average); what does
-        # not fit is read by the next round
-        room = len(view) // 12 + 64
-        starts = np.empty(room // 3 + 1, dtype=np.int64)
-        keys = np.empty(room, dtype=np.uint64)
-        suspects = np.empty(64, dtype=np.int64)  # 32 lines (the shipped table has none); more: next round
-        consumed, n_starts, n_keys, max_tokens, carriage_return, bad, n_suspects = _paraphrase_scan.scan_lines(
-            view, scan.lines, starts, keys, suspects)
-        if consumed == 0:  # there is room for a line: no newline
-            raise ValueError("a table block must end with a newline")
-        if carriage_return:
-            raise ValueError("the paraphrase table has carriage returns")  # Java ends lines there too
-        if bad >= 0:  # where this fails Java would read U+FFFD
-            raise ValueError(f"the paraphrase table is not UTF-8 (byte {scan.offset + bad})")
-        keys = keys[:n_keys]
-        # lines that are not tokens joined by single spaces, keyed as StringTokenizer reads them
-        # (the shipped table has none)
-        raw = bytes(view[:consumed]) if n_suspects else b""
-        for pos, start in suspects[: 2 * n_suspects].reshape(-1, 2).tolist():
-            toks = string_tokens(raw[start : raw.index(b"\n", start)].decode("utf-8"))
-            keys[pos] = bytes_key(" ".join(toks).encode("utf-8"))
-            max_tokens = max(max_tokens, len(toks))
-        scan.max_n = max(scan.max_n, max_tokens)
-        scan.starts.append(starts[:n_starts] + scan.offset)
-        scan.keys.append(keys)
-        scan.lines += n_starts + n_keys
-        scan.offset += consumed
-        view = view[consumed:]
-
-
-def _scan_block_numpy(text: bytes, first_line: int, offset: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """`_scan_block`'s arrays in numpy: probability line starts, phrase and paraphrase keys, and
-    the most tokens of a phrase or paraphrase."""
-    if b"\r" in text:
-        raise ValueError("the paraphrase table has carriage returns")
-    try:
-        text.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"the paraphrase table is not UTF-8 (byte {offset + exc.start})") from None
-    buf = np.frombuffer(text, dtype=np.uint8)
-    nl = np.flatnonzero(buf == 10)
-    line_start = np.concatenate([np.zeros(1, dtype=np.int64), nl[:-1] + 1])
-    keys = span_keys(buf, line_start, nl)
-    space = buf == 32
-    spaces = np.add.reduceat(space.view(np.uint8), line_start, dtype=np.int32) if len(nl) else np.zeros(0, np.int32)
-    n_tok = np.where(nl > line_start, spaces + 1, 0)
-    odd = (buf == 9) | (buf == 12)
-    delim = space | odd
-    nonempty = nl > line_start
-    lead = nonempty & delim[np.minimum(line_start, len(buf) - 1)]
-    trail = nonempty & delim[np.maximum(nl - 1, 0)]
-    if odd.any() or (delim[:-1] & delim[1:]).any() or lead.any() or trail.any():
-        odd[np.flatnonzero(delim[:-1] & delim[1:])] = True
-        suspect = set(np.searchsorted(nl, np.flatnonzero(odd)).tolist())
-        suspect.update(np.flatnonzero(lead | trail).tolist())
-        for ln in sorted(suspect):
-            toks = string_tokens(text[line_start[ln] : nl[ln]].decode("utf-8"))
-            keys[ln] = bytes_key(" ".join(toks).encode("utf-8"))
-            n_tok[ln] = len(toks)
-    probability = np.zeros(len(nl), dtype=bool)
-    probability[(-first_line) % 3 :: 3] = True
-    phrase = ~probability
-    max_tokens = int(n_tok[phrase].max()) if phrase.any() else 0
-    return line_start[probability], keys[phrase], max_tokens
-
-
-def scan_table(table_gz: Path, out: BinaryIO) -> _Scan:
-    """Decompress `table_gz` into `out` block by block and key its lines. A second thread writes
-    and keys one block while the next is decompressed (all three release the GIL)."""
-    from concurrent.futures import Future, ThreadPoolExecutor
-
-    inflate = _decompressor()
-    scan = _Scan(sha256=hashlib.sha256())
-    carry = b""  # the start of a line that the next block ends
-    pending: list[Future] = []
-
-    def write_and_key(data: bytes, pieces: list[bytes | memoryview]) -> None:
-        out.write(data)
-        for piece in pieces:
-            _scan_block(scan, piece)
-
-    with open(table_gz, "rb") as f, ThreadPoolExecutor(1, thread_name_prefix="vlbench-paraphrase-keys") as keyer:
-        try:
-            while True:
-                block = f.read(_COMPRESSED_BLOCK)
-                scan.sha256.update(block)  # the cache's key, while the file is read anyway
-                data = inflate.decompress(block) if block else inflate.flush()
-                if not block:
-                    if inflate.unused_data or not inflate.eof:
-                        raise ValueError("the paraphrase table is not one complete gzip stream")
-                    if (carry or data) and not (carry + data).endswith(b"\n"):
-                        data += b"\n"  # no final newline: the last line ends the table
-                if data:
-                    pieces: list[bytes | memoryview] = []
-                    first = data.find(b"\n")
-                    if first < 0:
-                        carry += data
-                    else:
-                        last = data.rfind(b"\n")
-                        pieces.append(carry + data[: first + 1])  # the line the block ends
-                        if last > first:
-                            pieces.append(memoryview(data)[first + 1 : last + 1])  # its own lines
-                        carry = data[last + 1 :]
-                    if len(pending) > 2:  # at most two blocks waiting: the memory stays a few blocks
-                        pending.pop(0).result()
-                    pending.append(keyer.submit(write_and_key, data, pieces))
-                if not block:
-                    break
-        finally:
-            for future in pending:
-                future.result()
-    if scan.lines % 3:
-        raise ValueError(f"the paraphrase table has {scan.lines} lines, not a multiple of 3")
-    return scan
-
-
-def _scanned_index(scan: _Scan, table: Any) -> ParaphraseIndex:
+def _scanned_index(scan: TableScan, table: Any) -> ParaphraseIndex:
     return ParaphraseIndex(scan.keys, scan.starts, scan.offset, scan.max_n if scan.lines else 0, table)
 
 

@@ -103,3 +103,17 @@ def pyco_tokenized():
         gts = {i: [{"caption": r} for r in rs] for i, rs in enumerate(refs)}
         out[name] = (PTBTokenizer().tokenize(gts), PTBTokenizer().tokenize(res))
     return out
+
+
+@pytest.fixture(params=["c", "numpy"])
+def scanner(request, monkeypatch):
+    """Each test runs with the C table pass and matcher (`_paraphrase_scan`) and with numpy's."""
+    from vlbench.tasks.captioning import paraphrase_index as PI
+    from vlbench.tasks.captioning import paraphrase_table as PT
+
+    if request.param == "c" and PI._paraphrase_scan is None:
+        pytest.skip("the C table pass is not built (no C compiler)")
+    if request.param == "numpy":
+        monkeypatch.setattr(PI, "_paraphrase_scan", None)
+        monkeypatch.setattr(PT, "_paraphrase_scan", None)
+    return request.param
