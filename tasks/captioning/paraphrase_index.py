@@ -275,6 +275,11 @@ class IndexBuild:
             _remove_earlier_format(self._cache / folder.format(key=key), fmt)
         return root
 
+    def running(self) -> bool:
+        """Still reading the table or writing the index files (once it is over, the index is in
+        the cache folder, or the build failed and a later call tries again)."""
+        return self._thread.is_alive()
+
     def result(self) -> ParaphraseIndex:
         self._ready.wait()
         if self._index is None:
@@ -287,9 +292,30 @@ class IndexBuild:
         return self.result()
 
 
+# Builds this process has started, by (table, cache, the table's stamp): a second scorer in the same
+# process (several caption files in one `vlbench score`) shares a build that is still running
+# rather than start another.
+_BUILDS: dict[tuple[str, str, str], IndexBuild] = {}
+_BUILDS_LOCK = threading.Lock()
+
+
 def open_index(table_gz: Path, cache: Path | None = None) -> ParaphraseIndex | IndexBuild:
-    """The index of `table_gz` from the cache, or its build started (`IndexBuild`)."""
+    """The index of `table_gz` from the cache, or its build started (`IndexBuild`), or the build
+    this process already started for it."""
     cache = cache or cache_root()
+    with _BUILDS_LOCK:
+        known = (str(table_gz.resolve()), str(cache.resolve()), _stamp(table_gz))
+        build = _BUILDS.get(known)
+        if build is not None and build.running():
+            return build
+        found = _cached(table_gz, cache)
+        if found is not None:
+            return found
+        build = _BUILDS[known] = IndexBuild(table_gz, cache)
+        return build
+
+
+def _cached(table_gz: Path, cache: Path) -> ParaphraseIndex | None:
     sha = _memo_sha(table_gz, cache)
     if sha is None and (cache / "sha256-memo.json").exists():
         # the memo holds another stamp (the table moved or was touched): an index of the same
@@ -300,7 +326,7 @@ def open_index(table_gz: Path, cache: Path | None = None) -> ParaphraseIndex | I
         root = _folder(cache, table_gz, sha)
         if (root / "meta.json").is_file():
             return ParaphraseIndex.load(root)
-    return IndexBuild(table_gz, cache)
+    return None
 
 
 def ensure_index(table_gz: Path, cache: Path | None = None) -> ParaphraseIndex:

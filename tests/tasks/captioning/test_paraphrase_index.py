@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import random
+import threading
 
 import numpy as np
 import pytest
@@ -104,6 +105,28 @@ def test_first_run_builds_in_a_thread(tmp_path, scanner):
     np.testing.assert_array_equal(again.keys(), index.keys())
     assert again.triples(np.arange(len(entries))) == index.triples(np.arange(len(entries)))
     assert not [p for p in cache.iterdir() if p.name.startswith(".build-")]
+
+
+def test_scorers_in_one_process_share_a_running_build(tmp_path, monkeypatch):
+    """A second `open_index` while the first build runs gets that build, not a second pass over
+    the table; once it is over, the index comes from the cache folder."""
+    table = tmp_path / "t.gz"
+    write_table(table, entries_of_every_kind(random.Random(4), 50))
+    gate = threading.Event()
+    scan = PT.scan_table
+
+    def held_scan(*args):
+        gate.wait(10)
+        return scan(*args)
+
+    monkeypatch.setattr(PI, "scan_table", held_scan)
+    first = PI.open_index(table, tmp_path / "cache")
+    assert isinstance(first, PI.IndexBuild) and first.running()
+    assert PI.open_index(table, tmp_path / "cache") is first
+    gate.set()
+    index = first.wait()
+    later = PI.open_index(table, tmp_path / "cache")
+    assert isinstance(later, PI.ParaphraseIndex) and later.root == index.root
 
 
 def test_a_build_that_fails_is_reported_by_result(tmp_path, scanner):
