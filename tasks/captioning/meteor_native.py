@@ -167,10 +167,3 @@ def _available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
-
-
-def segment_stats(res: MeteorResources, entries: Sequence[Entry],
-                  segments: Sequence[Sequence[Sequence[str]]]) -> np.ndarray:
-    """The jar's 23 statistics of each segment (token lists, the last the hypothesis), of its first
-    reference with the strictly highest score, as `meteor_python._segment_stats` computes them."""
-    return native_stats(native_arguments(res, entries, segments))
