@@ -165,12 +165,18 @@ def _save(index: ParaphraseIndex, root: Path) -> None:
     (root / "meta.json").write_text(json.dumps(meta))
 
 
+def _scan_into(table_gz: Path, root: Path) -> tuple[ParaphraseIndex, str]:
+    """The table decompressed into `root/table.txt` and keyed: the index (its files not written
+    yet) and the table's sha256."""
+    with open(root / "table.txt", "w+b") as out:
+        scan = scan_table(table_gz, out)
+    return _scanned_index(scan, _map_text(root / "table.txt")), scan.sha256.hexdigest()
+
+
 def build_index(table_gz: Path, root: Path) -> ParaphraseIndex:
     """Decompress the table into `root/table.txt`, key it, and write the index into `root` (a
     fresh folder; the caller renames it into place)."""
-    with open(root / "table.txt", "w+b") as out:
-        scan = scan_table(table_gz, out)
-    index = _scanned_index(scan, _map_text(root / "table.txt"))
+    index, _ = _scan_into(table_gz, root)
     _save(index, root)
     return index
 
@@ -213,8 +219,9 @@ def _remember_sha(table_gz: Path, cache: Path, sha: str) -> None:
         pass
 
 
-def _folder(cache: Path, table_gz: Path, sha: str) -> Path:
-    return cache / f"index-v{FORMAT}-{index_key(sha, table_gz.stat().st_size)}"
+def _folder(cache: Path, key: str) -> Path:
+    """The folder of the index of the table `key` names (`index_key`)."""
+    return cache / f"index-v{FORMAT}-{key}"
 
 
 class IndexBuildError(RuntimeError):
@@ -241,11 +248,9 @@ class IndexBuild:
             with stage("building the METEOR paraphrase index (once per machine)"):
                 self._cache.mkdir(parents=True, exist_ok=True)
                 tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=self._cache))
-                with open(tmp / "table.txt", "w+b") as out:
-                    scan = scan_table(self._table, out)
-                self._index = _scanned_index(scan, _map_text(tmp / "table.txt"))
+                self._index, sha = _scan_into(self._table, tmp)
                 self._ready.set()
-                self._index.root = self._save(tmp, scan.sha256.hexdigest())
+                self._index.root = self._save(tmp, sha)
         except BaseException as exc:  # before the index is ready: the caller's error (result());
             if self._index is None:  # after it: the run goes on, and the next one builds again
                 self._error = exc
@@ -264,7 +269,7 @@ class IndexBuild:
         assert self._index is not None
         _save(self._index, tmp)
         key = index_key(sha, self._table.stat().st_size)
-        root = self._cache / f"index-v{FORMAT}-{key}"
+        root = _folder(self._cache, key)
         try:
             os.rename(tmp, root)
         except OSError:
@@ -323,7 +328,7 @@ def _cached(table_gz: Path, cache: Path) -> ParaphraseIndex | None:
         sha = sha256_file(table_gz)
         _remember_sha(table_gz, cache, sha)
     if sha is not None:
-        root = _folder(cache, table_gz, sha)
+        root = _folder(cache, index_key(sha, table_gz.stat().st_size))
         if (root / "meta.json").is_file():
             return ParaphraseIndex.load(root)
     return None
