@@ -56,44 +56,50 @@ def _decompressor() -> Any:
 
 def _scan_block(scan: TableScan, text: bytes | memoryview) -> None:
     """Key the lines of `text` (complete lines: it ends with a newline)."""
-    if _paraphrase_scan is None:
-        starts, keys, max_tokens = _scan_block_numpy(bytes(text), scan.lines, scan.offset)
+    view = memoryview(text)
+    while len(view):
+        piece = _scan_lines_c if _paraphrase_scan is not None else _scan_lines_numpy
+        consumed, starts, keys, max_tokens = piece(view, scan.lines, scan.offset)
         scan.max_n = max(scan.max_n, max_tokens)
         scan.starts.append(starts + scan.offset)
         scan.keys.append(keys)
         scan.lines += len(starts) + len(keys)
-        scan.offset += len(text)
-        return
-    view = memoryview(text)
-    while len(view):
-        # room for the lines of typical length (the table's are 17 bytes on average); what does
-        # not fit is read by the next round
-        room = len(view) // 12 + 64
-        starts = np.empty(room // 3 + 1, dtype=np.int64)
-        keys = np.empty(room, dtype=np.uint64)
-        suspects = np.empty(64, dtype=np.int64)  # 32 lines (the shipped table has none); more: next round
-        consumed, n_starts, n_keys, max_tokens, carriage_return, bad, n_suspects = _paraphrase_scan.scan_lines(
-            view, scan.lines, starts, keys, suspects)
-        if consumed == 0:  # there is room for a line: no newline
-            raise ValueError("a table block must end with a newline")
-        if carriage_return:
-            raise ValueError("the paraphrase table has carriage returns")  # Java ends lines there too
-        if bad >= 0:  # where this fails Java would read U+FFFD
-            raise ValueError(f"the paraphrase table is not UTF-8 (byte {scan.offset + bad})")
-        keys = keys[:n_keys]
-        # lines that are not tokens joined by single spaces, keyed as StringTokenizer reads them
-        # (the shipped table has none)
-        raw = bytes(view[:consumed]) if n_suspects else b""
-        for pos, start in suspects[: 2 * n_suspects].reshape(-1, 2).tolist():
-            toks = string_tokens(raw[start : raw.index(b"\n", start)].decode("utf-8"))
-            keys[pos] = bytes_key(" ".join(toks).encode("utf-8"))
-            max_tokens = max(max_tokens, len(toks))
-        scan.max_n = max(scan.max_n, max_tokens)
-        scan.starts.append(starts[:n_starts] + scan.offset)
-        scan.keys.append(keys)
-        scan.lines += n_starts + n_keys
         scan.offset += consumed
         view = view[consumed:]
+
+
+def _scan_lines_c(view: memoryview, first_line: int, offset: int) -> tuple[int, np.ndarray, np.ndarray, int]:
+    """The leading lines of `view` that fit in one round of the C pass: bytes consumed,
+    probability line starts, phrase and paraphrase keys, and the most tokens of one of them."""
+    # room for the lines of typical length (the table's are 17 bytes on average); what does not
+    # fit is read by the next round
+    room = len(view) // 12 + 64
+    starts = np.empty(room // 3 + 1, dtype=np.int64)
+    keys = np.empty(room, dtype=np.uint64)
+    suspects = np.empty(64, dtype=np.int64)  # 32 lines (the shipped table has none); more: next round
+    consumed, n_starts, n_keys, max_tokens, carriage_return, bad, n_suspects = _paraphrase_scan.scan_lines(
+        view, first_line, starts, keys, suspects)
+    if consumed == 0:  # there is room for a line: no newline
+        raise ValueError("a table block must end with a newline")
+    if carriage_return:
+        raise ValueError("the paraphrase table has carriage returns")  # Java ends lines there too
+    if bad >= 0:  # where this fails Java would read U+FFFD
+        raise ValueError(f"the paraphrase table is not UTF-8 (byte {offset + bad})")
+    keys = keys[:n_keys]
+    # lines that are not tokens joined by single spaces, keyed as StringTokenizer reads them (the
+    # shipped table has none)
+    raw = bytes(view[:consumed]) if n_suspects else b""
+    for pos, start in suspects[: 2 * n_suspects].reshape(-1, 2).tolist():
+        toks = string_tokens(raw[start : raw.index(b"\n", start)].decode("utf-8"))
+        keys[pos] = bytes_key(" ".join(toks).encode("utf-8"))
+        max_tokens = max(max_tokens, len(toks))
+    return consumed, starts[:n_starts], keys, max_tokens
+
+
+def _scan_lines_numpy(view: memoryview, first_line: int, offset: int) -> tuple[int, np.ndarray, np.ndarray, int]:
+    """`_scan_lines_c` in numpy, all lines in one round."""
+    starts, keys, max_tokens = _scan_block_numpy(bytes(view), first_line, offset)
+    return len(view), starts, keys, max_tokens
 
 
 def _scan_block_numpy(text: bytes, first_line: int, offset: int) -> tuple[np.ndarray, np.ndarray, int]:
