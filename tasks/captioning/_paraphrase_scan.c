@@ -9,7 +9,6 @@
  * decompression. The keys must equal `paraphrase.span_keys` bit for bit (tested).
  *
  * Python API (buffers: C-contiguous, e.g. bytes or numpy arrays):
- *   count_lines(text) -> int                         newlines in text
  *   scan_lines(text, first_line, starts, keys, suspects)
  *       -> (consumed, n_starts, n_keys, max_tokens, carriage_return, bad_utf8, n_suspects)
  *     Reads the complete lines of `text` (each ending in a newline) while the arrays have room;
@@ -21,8 +20,8 @@
  *                        spaces (a tab or form feed, a leading, trailing or repeated blank), two
  *                        values: the position of its key in `keys` and the line's offset in text
  *                        (n_suspects pairs): the caller re-keys it as StringTokenizer reads it.
- *     A line that finds no room is left for the next call (count_lines tells how many lines
- *     there are; suspects need two values per phrase or paraphrase line). max_tokens: the
+ *     A line that finds no room is left for the next call (suspects need two values per phrase or
+ *     paraphrase line). max_tokens: the
  *     most tokens of a phrase or paraphrase line that is not suspect; carriage_return: whether a
  *     '\r' occurs (Java ends a line there too); bad_utf8: the offset of the first byte that is not
  *     strict UTF-8 (Python's decoder), or -1.
@@ -108,15 +107,10 @@ static inline uint64_t load8(const uint8_t *p) {
     return v;
 }
 
-static inline int popcount64(uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_popcountll(x);
-#else
-    int n = 0;
-    for (; x; x &= x - 1) n++;
-    return n;
-#endif
-}
+/* The number of flagged bytes of a `bytes_equal` mask (0x80 in a byte or nothing): one multiply
+ * adds the bytes' flags into the top byte. (__builtin_popcountll is a libgcc call on baseline
+ * x86-64, which was most of a block's counting.) */
+static inline int count_flags(uint64_t m) { return (int)(((m >> 7) * ONES) >> 56); }
 
 /* 0x80 in each byte of w that equals the byte c (exact: no borrow crosses bytes). */
 static inline uint64_t bytes_equal(uint64_t w, uint8_t c) {
@@ -168,7 +162,7 @@ static inline Py_ssize_t line_words(const uint8_t *p, const uint8_t *end, int *o
         }
         bad |= (w & HIGHS) | ((w - ONES * 0x20) & ~w & HIGHS);
         uint64_t m = bytes_equal(w, ' ');
-        n += popcount64(m);
+        n += count_flags(m);
         rep |= (m & (m >> 8)) | (prev & (m >> 7) & 1);
         prev = m >> 63;
         if (nl) {
@@ -191,20 +185,6 @@ static int get_buffer(PyObject *obj, Py_buffer *view, int writable, Py_ssize_t i
         return -1;
     }
     return 0;
-}
-
-static PyObject *count_lines(PyObject *self, PyObject *arg) {
-    (void)self;
-    Py_buffer text;
-    if (get_buffer(arg, &text, 0, 1, "text") < 0) return NULL;
-    const uint8_t *p = text.buf, *end = p + text.len;
-    Py_ssize_t n = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (; p + 8 <= end; p += 8) n += popcount64(bytes_equal(load8(p), '\n'));
-    for (; p < end; p++) n += *p == '\n';
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&text);
-    return PyLong_FromSsize_t(n);
 }
 
 typedef struct {
@@ -504,7 +484,6 @@ done:
 }
 
 static PyMethodDef METHODS[] = {
-    {"count_lines", count_lines, METH_O, "count_lines(text): the newlines in text."},
     {"scan_lines", scan_lines, METH_VARARGS,
      "scan_lines(text, first_line, starts, keys, suspects): key the complete lines of a paraphrase "
      "table block; see the module source."},

@@ -318,3 +318,41 @@ def test_a_table_that_cannot_be_indexed_is_a_clear_error(tmp_path):
     built = MeteorProcess(table=table, cache=tmp_path / "cache", backend="python")
     with built as proc, pytest.raises(MeteorUnavailable, match="paraphrase index could not be built.*carriage returns"):
         proc.stats(["a man"], [["a guy"]])
+
+
+def test_a_run_pauses_the_cycle_collector_and_leaves_it_as_it_was(tmp_path, monkeypatch):
+    """Python's cycle collector is paused while a run is scored (its passes over the run's words
+    found nothing) and is on again afterwards, also after an error; one the caller turned off stays
+    off."""
+    import gc
+    import gzip
+
+    from vlbench.tasks.captioning import meteor_python
+    from vlbench.tasks.captioning.meteor import MeteorUnavailable
+
+    seen = []
+    tokens = meteor_python.PythonMeteor._tokens
+
+    def spy(self, lines):
+        seen.append(gc.isenabled())
+        return tokens(self, lines)
+
+    monkeypatch.setattr(meteor_python.PythonMeteor, "_tokens", spy)
+    good, bad = tmp_path / "good.gz", tmp_path / "bad.gz"
+    good.write_bytes(gzip.compress(b"0.5\na man\na guy\n"))
+    bad.write_bytes(gzip.compress(b"0.5\na man\na guy\r\n"))
+    assert gc.isenabled()
+    with MeteorProcess(table=good, cache=tmp_path / "cache", backend="python") as proc:
+        assert proc.stats(["a man"], [["a guy"]]).shape == (1, 23)
+    assert seen == [False] and gc.isenabled()
+    with MeteorProcess(table=bad, cache=tmp_path / "cache", backend="python") as proc, \
+            pytest.raises(MeteorUnavailable):
+        proc.stats(["a man"], [["a guy"]])
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        with MeteorProcess(table=good, cache=tmp_path / "cache", backend="python") as proc:
+            proc.stats(["a man"], [["a guy"]])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

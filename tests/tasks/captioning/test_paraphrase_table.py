@@ -54,6 +54,21 @@ def test_c_pass_equals_numpy_pass(tmp_path, monkeypatch, block):
     assert np.concatenate(c.keys).tolist() == want
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 9, 16, 17, 40])
+def test_longest_phrase_counts_the_tokens_of_plain_lines(tmp_path, scanner, n):
+    """The longest phrase in tokens (a run keys its n-grams up to it) where that phrase is plain
+    text, tokens joined by single spaces, whose spaces the C pass counts a word at a time: tokens of
+    1-3 bytes put 0-4 spaces in a word, at every offset."""
+    rng = random.Random(n)
+    for trial in range(4):
+        long = " ".join("abc"[: rng.randint(1, 3)] for _ in range(n))
+        short = [("0.1", "a b"[: 3 if n > 1 else 1], "x")] * rng.randint(0, 5)
+        entries = [*short, ("0.5", long, "y"), *short] if trial % 2 else [*short, ("0.5", "z", long)]
+        table = tmp_path / f"t{trial}.gz"
+        write_table(table, entries)
+        assert _scan(table).max_n == n, (scanner, long)
+
+
 @needs_c
 def test_c_pass_validates_utf8_as_python_decodes():
     """The offset of the first byte that Python's strict UTF-8 decoder refuses, or -1: overlong
