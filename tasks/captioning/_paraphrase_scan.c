@@ -21,10 +21,9 @@
  *                        values: the position of its key in `keys` and the line's offset in text
  *                        (n_suspects pairs): the caller re-keys it as StringTokenizer reads it.
  *     A line that finds no room is left for the next call (suspects need two values per phrase or
- *     paraphrase line). max_tokens: the
- *     most tokens of a phrase or paraphrase line that is not suspect; carriage_return: whether a
- *     '\r' occurs (Java ends a line there too); bad_utf8: the offset of the first byte that is not
- *     strict UTF-8 (Python's decoder), or -1.
+ *     paraphrase line). max_tokens: the most tokens of a phrase or paraphrase line that is not
+ *     suspect; carriage_return: whether a '\r' occurs (Java ends a line there too); bad_utf8: the
+ *     offset of the first byte that is not strict UTF-8 (Python's decoder), or -1.
  *   matching_entries(key_blocks, run_keys) -> bytes of int64
  *     key_blocks: a sequence of uint64 arrays, one stream of keys split anywhere, two per entry
  *     (phrase key, paraphrase key); the indices of the entries whose two keys both occur in
