@@ -27,13 +27,15 @@ def _scan(table: Path) -> PT.TableScan:
 
 
 @needs_c
-@pytest.mark.parametrize("block", [1 << 21, 13, 200])
-def test_c_pass_equals_numpy_pass(tmp_path, monkeypatch, block):
+@pytest.mark.parametrize(("block", "piece"), [(1 << 21, 1 << 22), (13, 1 << 22), (200, 1 << 22), (1 << 21, 61),
+                                              (1 << 21, 1000)])
+def test_c_pass_equals_numpy_pass(tmp_path, monkeypatch, block, piece):
     """Keys, entry offsets, line count and longest phrase, on tables with every kind of line (odd
     blanks, empty lines, 1-4 byte characters, lines shorter and longer than a word) cut anywhere
-    into blocks; many odd lines in a row overflow the C pass's room for them (it goes on in a new
-    round)."""
+    into blocks of gzip and pieces of text; many odd lines in a row overflow the C pass's room for
+    them (it goes on in a new round)."""
     monkeypatch.setattr(PT, "_COMPRESSED_BLOCK", block)
+    monkeypatch.setattr(PT, "_TEXT_PIECE", piece)
     rng = random.Random(block)
     alphabet = ["a", "b", " ", " ", "\t", "\f", "é", "ж", "€", "𝔘", "\x0b", "\x01", "-", "'"]
     entries = entries_of_every_kind(rng, 300)
@@ -69,11 +71,106 @@ def test_longest_phrase_counts_the_tokens_of_plain_lines(tmp_path, scanner, n):
         assert _scan(table).max_n == n, (scanner, long)
 
 
+@pytest.fixture(scope="session")
+def portable_scan(tmp_path_factory):
+    """`_paraphrase_scan` built with its portable bit masks (`VLBENCH_SCAN_PORTABLE`: what machines
+    without SSE2, such as ARM, run), in a temporary folder."""
+    import importlib.machinery
+    import importlib.util
+
+    from setuptools import Distribution, Extension
+    from setuptools.command.build_ext import build_ext
+
+    source = Path(PT.__file__).with_name("_paraphrase_scan.c")
+    out = tmp_path_factory.mktemp("portable")
+    ext = Extension("_paraphrase_scan", sources=[str(source)], define_macros=[("VLBENCH_SCAN_PORTABLE", "1")])
+    cmd = build_ext(Distribution({"ext_modules": [ext]}))
+    cmd.build_lib, cmd.build_temp = str(out), str(out / "tmp")
+    cmd.ensure_finalized()
+    cmd.run()
+    path = cmd.get_ext_fullpath("_paraphrase_scan")
+    loader = importlib.machinery.ExtensionFileLoader("_paraphrase_scan", path)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("_paraphrase_scan", loader))
+    loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(params=["native", "portable"])
+def scan_module(request):
+    """The C pass as built for this machine, and with its portable bit masks."""
+    return request.getfixturevalue("portable_scan") if request.param == "portable" else PT._paraphrase_scan
+
+
+def _c_rounds(scan, text: bytes | memoryview, first_line: int, room: int) -> tuple[int, list[int], list[int], int, list[int]]:
+    """`scan.scan_lines` called until it stops, with room for `room` lines a round: (bytes
+    consumed, starts, keys, the longest plain phrase, the key positions of the suspect lines)."""
+    view = memoryview(text)
+    done, starts, keys, longest, suspect = 0, [], [], 0, []
+    while True:
+        st = np.empty(room, dtype=np.int64)
+        ks = np.empty(room, dtype=np.uint64)
+        sus = np.empty(2 * room, dtype=np.int64)
+        consumed, n_starts, n_keys, max_tokens, _, _, n_sus = scan.scan_lines(view[done:], first_line, st, ks, sus)
+        suspect += [len(keys) + int(k) for k in sus[: 2 * n_sus : 2]]
+        starts += (st[:n_starts] + done).tolist()
+        keys += ks[:n_keys].tolist()
+        longest = max(longest, max_tokens)
+        first_line += n_starts + n_keys
+        done += consumed
+        if consumed == 0 or done == len(view):
+            return done, starts, keys, longest, suspect
+
+
 @needs_c
-def test_c_pass_validates_utf8_as_python_decodes():
+@pytest.mark.parametrize("room", [1, 2, 5, 1000])
+def test_c_pass_reads_lines_across_its_64_byte_chunks(scan_module, room):
+    """The C pass reads 64 bytes at a time and each line off their newline bits: lines of every
+    length around and across the chunks' edges (0-3, 60-70, 125-135 and up to 300 bytes), texts
+    starting at every alignment and ending with or without a newline, odd bytes anywhere, and room
+    for only a few lines a round (the pass stops inside a chunk and goes on from there). The numpy
+    pass is the oracle; the C pass as built here (SSE2 on x86) and with its portable masks."""
+    rng = random.Random(room)
+    alphabet = ["a", "b", "c", " ", " ", "\t", "é", "\x01", "-"]
+    for trial in range(150):
+        lines = []
+        for _ in range(rng.randint(0, 30)):
+            size = rng.choice([rng.randint(0, 3), rng.randint(60, 70), rng.randint(125, 135), rng.randint(0, 300)])
+            kind = rng.random()
+            if kind < 0.8:  # tokens joined by single spaces, most of the table
+                line = " ".join("ab"[: rng.randint(1, 2)] * rng.randint(1, 4) for _ in range(size // 4 + 1))[:size]
+                line = line.strip()
+                if kind > 0.6:  # but for one space more anywhere (also across the chunks' edges)
+                    at = rng.randint(0, len(line))
+                    line = line[:at] + " " + line[at:]
+            else:
+                line = "".join(rng.choices(alphabet, k=size))
+            lines.append(line)
+        text = "".join(line + "\n" for line in lines).encode()
+        cut = text[: rng.randint(0, len(text))] if trial % 3 == 0 else text  # an incomplete last line
+        complete = cut[: cut.rfind(b"\n") + 1]
+        shift = trial % 8  # where the text starts in its buffer
+        buffer = b"\n" * shift + cut
+        first_line = rng.randint(0, 5)
+        done, starts, keys, longest, suspect = _c_rounds(scan_module, memoryview(buffer)[shift:], first_line, room)
+        assert done == len(complete), trial
+        want_starts, want_keys, _ = PT._scan_block_numpy(complete, first_line, 0) if complete else ([], [], 0)
+        assert starts == list(want_starts), trial
+        # suspect lines are keyed again by the caller (as StringTokenizer reads them); the rest must agree
+        assert [k for i, k in enumerate(keys) if i not in set(suspect)] == [
+            k for i, k in enumerate(list(want_keys)) if i not in set(suspect)], trial
+        phrase_lines = [ln for i, ln in enumerate(complete.split(b"\n")[:-1]) if (first_line + i) % 3]
+        plain = [ln for i, ln in enumerate(phrase_lines) if i not in set(suspect)]
+        assert all(re.fullmatch(rb"([^ \t\f]+( [^ \t\f]+)*)?", ln) for ln in plain), trial
+        assert not any(re.fullmatch(rb"([^ \t\f]+( [^ \t\f]+)*)?", ln) for i, ln in enumerate(phrase_lines)
+                       if i in set(suspect)), trial
+        assert longest == max([len(ln.split(b" ")) if ln else 0 for ln in plain], default=0), trial
+
+
+@needs_c
+def test_c_pass_validates_utf8_as_python_decodes(scan_module):
     """The offset of the first byte that Python's strict UTF-8 decoder refuses, or -1: overlong
     forms, surrogates, code points past U+10FFFF, stray and missing continuation bytes."""
-    scan = PT._paraphrase_scan
+    scan = scan_module
     pieces = [b"a", b" ", b"\xc2\x80", b"\xdf\xbf", b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xee\x80\x80", b"\xef\xbf\xbf",
               b"\xf0\x90\x80\x80", b"\xf4\x8f\xbf\xbf", b"\xc0\xaf", b"\xc1\xbf", b"\xe0\x80\xaf", b"\xed\xa0\x80",
               b"\xf0\x80\x80\x80", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xff", b"\x80", b"\xbf", b"\xc3",
