@@ -78,6 +78,7 @@ def portable_scan(tmp_path_factory):
     import importlib.machinery
     import importlib.util
 
+    pytest.importorskip("setuptools")
     from setuptools import Distribution, Extension
     from setuptools.command.build_ext import build_ext
 
