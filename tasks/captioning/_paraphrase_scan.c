@@ -133,9 +133,7 @@ static inline int ctz64(uint64_t x) {
 }
 
 /* Sixty-four bytes at a time: a bit per byte for the newlines, the spaces, and the bytes that send
- * a line to the byte loop (>= 0x80, or a control character other than the newline). Lines are then
- * read off the newline bits, with no loop over each line's bytes (whose end, every 17 bytes on
- * average, is a branch the CPU cannot predict). */
+ * a line to the byte loop (>= 0x80, or a control character other than the newline). */
 typedef struct {
     uint64_t nl, sp, odd;
 } Masks;
@@ -200,12 +198,12 @@ typedef struct {
     Py_ssize_t len;
     long long first_line;
     int64_t *starts;
-    Py_ssize_t n_starts;
+    Py_ssize_t starts_room;
     uint64_t *keys;
-    Py_ssize_t n_keys;
+    Py_ssize_t keys_room;
     int64_t *suspects;
-    Py_ssize_t n_suspects;
-    Py_ssize_t n_starts_out, n_keys_out, n_suspects_out; /* written so far */
+    Py_ssize_t suspects_room; /* int64 values */
+    Py_ssize_t n_starts, n_keys, n_suspects; /* written so far */
     /* results */
     Py_ssize_t consumed;
     long long max_tokens;
@@ -252,23 +250,23 @@ static void slow_line(Scan *s, Py_ssize_t start, Py_ssize_t end, long long *spac
 static inline int take_line(Scan *s, Py_ssize_t line_start, size_t len, long long spaces, int odd, int repeated,
                             int role) {
     const uint8_t *p = s->text + line_start;
-    if (role == 0 ? s->n_starts_out >= s->n_starts : s->n_keys_out >= s->n_keys) return 0;
+    if (role == 0 ? s->n_starts >= s->starts_room : s->n_keys >= s->keys_room) return 0;
     int suspect = repeated || (len > 0 && (p[0] == ' ' || p[len - 1] == ' '));
     if (odd) slow_line(s, line_start, line_start + (Py_ssize_t)len, &spaces, &suspect);
-    if (role != 0 && suspect && 2 * s->n_suspects_out + 1 >= s->n_suspects) return 0;
+    if (role != 0 && suspect && 2 * s->n_suspects + 1 >= s->suspects_room) return 0;
     if (role == 0) {
-        s->starts[s->n_starts_out++] = line_start;
+        s->starts[s->n_starts++] = line_start;
     } else {
-        s->keys[s->n_keys_out] = span_key(p, len, s->text + s->len);
+        s->keys[s->n_keys] = span_key(p, len, s->text + s->len);
         if (suspect) {
-            s->suspects[2 * s->n_suspects_out] = s->n_keys_out;
-            s->suspects[2 * s->n_suspects_out + 1] = line_start;
-            s->n_suspects_out++;
+            s->suspects[2 * s->n_suspects] = s->n_keys;
+            s->suspects[2 * s->n_suspects + 1] = line_start;
+            s->n_suspects++;
         } else {
             long long tokens = len > 0 ? spaces + 1 : 0;
             if (tokens > s->max_tokens) s->max_tokens = tokens;
         }
-        s->n_keys_out++;
+        s->n_keys++;
     }
     return 1;
 }
@@ -280,7 +278,7 @@ static void scan(Scan *s) {
     s->bad_utf8 = -1;
     s->max_tokens = 0;
     s->carriage_return = 0;
-    s->n_starts_out = s->n_keys_out = s->n_suspects_out = 0;
+    s->n_starts = s->n_keys = s->n_suspects = 0;
     Py_ssize_t line_start = 0;
     /* the current line so far, in the chunks before this one */
     long long line_spaces = 0;
@@ -316,9 +314,6 @@ static void scan(Scan *s) {
     }
 done:
     s->consumed = line_start;
-    s->n_starts = s->n_starts_out;
-    s->n_keys = s->n_keys_out;
-    s->n_suspects = s->n_suspects_out;
 }
 
 static PyObject *scan_lines(PyObject *self, PyObject *args) {
@@ -352,11 +347,11 @@ static PyObject *scan_lines(PyObject *self, PyObject *args) {
     s.text = text.buf;
     s.len = text.len;
     s.starts = starts.buf;
-    s.n_starts = starts.len / 8;
+    s.starts_room = starts.len / 8;
     s.keys = keys.buf;
-    s.n_keys = keys.len / 8;
+    s.keys_room = keys.len / 8;
     s.suspects = suspects.buf;
-    s.n_suspects = suspects.len / 8;
+    s.suspects_room = suspects.len / 8;
     Py_BEGIN_ALLOW_THREADS
     scan(&s);
     Py_END_ALLOW_THREADS

@@ -59,8 +59,8 @@ def test_c_pass_equals_numpy_pass(tmp_path, monkeypatch, block, piece):
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 9, 16, 17, 40])
 def test_longest_phrase_counts_the_tokens_of_plain_lines(tmp_path, scanner, n):
     """The longest phrase in tokens (a run keys its n-grams up to it) where that phrase is plain
-    text, tokens joined by single spaces, whose spaces the C pass counts a word at a time: tokens of
-    1-3 bytes put 0-4 spaces in a word, at every offset."""
+    text, tokens joined by single spaces, whose spaces the C pass counts off its bit masks: tokens
+    of 1-3 bytes put spaces at every offset."""
     rng = random.Random(n)
     for trial in range(4):
         long = " ".join("abc"[: rng.randint(1, 3)] for _ in range(n))
@@ -159,13 +159,14 @@ def test_c_pass_reads_lines_across_its_64_byte_chunks(scan_module, room):
         want_starts, want_keys, _ = PT._scan_block_numpy(complete, first_line, 0) if complete else ([], [], 0)
         assert starts == list(want_starts), trial
         # suspect lines are keyed again by the caller (as StringTokenizer reads them); the rest must agree
-        assert [k for i, k in enumerate(keys) if i not in set(suspect)] == [
-            k for i, k in enumerate(list(want_keys)) if i not in set(suspect)], trial
+        suspects = set(suspect)
+        assert [k for i, k in enumerate(keys) if i not in suspects] == [
+            k for i, k in enumerate(list(want_keys)) if i not in suspects], trial
         phrase_lines = [ln for i, ln in enumerate(complete.split(b"\n")[:-1]) if (first_line + i) % 3]
-        plain = [ln for i, ln in enumerate(phrase_lines) if i not in set(suspect)]
+        plain = [ln for i, ln in enumerate(phrase_lines) if i not in suspects]
         assert all(re.fullmatch(rb"([^ \t\f]+( [^ \t\f]+)*)?", ln) for ln in plain), trial
         assert not any(re.fullmatch(rb"([^ \t\f]+( [^ \t\f]+)*)?", ln) for i, ln in enumerate(phrase_lines)
-                       if i in set(suspect)), trial
+                       if i in suspects), trial
         assert longest == max([len(ln.split(b" ")) if ln else 0 for ln in plain], default=0), trial
 
 
