@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import re
 import shutil
 import stat
 from pathlib import Path
@@ -126,7 +125,7 @@ def test_a_metric_this_machine_cannot_compute_is_never_published_as_na(tmp_path:
     board.entries[1].result.scores["i2t_R@5"] = None
     board.entries[1].result.extra["unavailable"] = {"i2t_R@5": "needs a GPU"}
     build_module = importlib.import_module("vlbench.leaderboard.build")
-    with pytest.raises(UsageError, match=r"B.json: i2t_R@5 \(needs a GPU\)"):
+    with pytest.raises(UsageError, match=r"i2t_R@5 could not be computed for 1 file \(B.json\): needs a GPU\."):
         build_module._refuse_lost_metrics([board], {})
     board.entries[1].result.scores.pop("i2t_R@5")  # left out of the scores: no column, nothing to refuse
     board.entries[0].result.scores.pop("i2t_R@5")
@@ -186,7 +185,8 @@ def test_escaping_links_markers_reported_and_invalid(small: tuple[Path, Path]) -
     odmap = next(b for b in doc["boards"] if b["benchmark"] == "flickr30k-1k-decorrelated")
     blip = next(r for r in odmap["reported"] if r["method"] == "BLIP + ours")
     assert blip["as_printed_percent"] == {"ODmAP@1": "62.5", "ODmAP@5": "55.4", "ODmAP@10": "52.4"}
-    assert (lb / "plot.png").read_bytes().startswith(b"\x89PNG") and "data:image/png;base64," in page
+    assert (lb / "plot.svg").read_bytes().startswith(b"<svg ") and '<figure class="plot"' in page
+    assert "<svg " + (lb / "plot.svg").read_text().split("<svg ", 1)[1] in page  # the same plot, inline
     csv = (lb / "leaderboard.csv").read_text()
     assert "'=cmd" in csv and ",reported,," in csv
 
@@ -338,18 +338,10 @@ def test_committed_leaderboard_is_what_build_produces(tmp_path: Path, monkeypatc
     report, _ = leaderboard.build_and_publish(REPO / "submissions", tmp_path / "lb", quiet=True,
                                               cache_dir=committed / "cache")
     assert report.scored == [], f"not in the committed cache (run make leaderboard): {report.scored}"
+    # byte for byte on every interpreter and library version CI runs (the core's Python 3.9 run
+    # too): nothing published depends on the machine that builds it
     built, published = _files(tmp_path / "lb"), _files(committed)
-    if matplotlib_version() < (3, 10):  # the core run on Python 3.9: another renderer, other PNG bytes
-        for files in (built, published):
-            files.pop("plot.png", None)
-            files["index.html"] = re.sub(rb"data:image/png;base64,[A-Za-z0-9+/=]+", b"PNG", files["index.html"])
     assert built == published, "leaderboard/ is stale: run make leaderboard"
-
-
-def matplotlib_version() -> tuple[int, ...]:
-    import matplotlib
-
-    return tuple(int(part) for part in matplotlib.__version__.split(".")[:2])
 
 
 def test_retired_version_keeps_its_own_table(tmp_path: Path) -> None:
