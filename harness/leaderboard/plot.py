@@ -239,8 +239,8 @@ def _panel(panel: Panel, left: float, top: float, width: float, styles: dict[str
     return "\n".join(out)
 
 
-LEGEND_TITLE = ("filled: scored by vlbench, one model on both benchmarks (bars: its lowest to highest seed); "
-                "hollow ‡: reported in a paper")
+SCORED_KEY = "filled: scored by vlbench, one model on both benchmarks (bars: its lowest to highest seed)"
+REPORTED_KEY = "hollow ‡: reported in a paper"
 
 
 def render_svg(report: BuildReport) -> str | None:
@@ -265,7 +265,9 @@ def render_svg(report: BuildReport) -> str | None:
         body.append(_panel(panel, offset + (i % columns) * (panel_width + GAP), MARGIN + (i // columns) * (block + GAP),
                            panel_width, styles, pad_top))
     y = MARGIN + panel_rows * block + (panel_rows - 1) * GAP + 12
-    title = wrap(LEGEND_TITLE, width - 2 * MARGIN, NOTE_SIZE)
+    key = "; ".join(k for k, shown in ((SCORED_KEY, any(p.scored for p in drawn)),
+                                       (REPORTED_KEY, any(p.reported for p in drawn))) if shown)
+    title = wrap(key, width - 2 * MARGIN, NOTE_SIZE)
     body.append(_lines(MARGIN, y + NOTE_SIZE, title, NOTE_SIZE, cls="legend-title"))
     y += len(title) * NOTE_SIZE * LINE + 10
     legend_columns = LEGEND_COLUMNS if width >= WIDTH else 2
