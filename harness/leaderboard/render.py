@@ -23,10 +23,8 @@ from vlbench import __version__
 from vlbench.benchmark import Metric
 from vlbench.leaderboard.build import Board, BuildReport, Entry
 from vlbench.leaderboard.cache import NOT_COMPUTED
-from vlbench.leaderboard.ranking import DATA_DECIMALS, FloorNote, MethodRow, canonical_value
+from vlbench.leaderboard.ranking import FloorNote, MethodRow, canonical_value
 from vlbench.leaderboard.sources import FLOOR, REFERENCE_LIST, ReportedRow
-
-__all__ = ["DATA_DECIMALS", "canonical_value"]  # formatting helpers the page shares
 
 REFERENCE_MARK = "†"
 REPORTED_MARK = "‡"
