@@ -280,7 +280,8 @@ def to_html(report: BuildReport, plot_svg: str | None) -> str:
     ]
     if plot_svg:
         # what each panel left out is written under the panels, in the figure itself
-        parts.append(f'<figure class="plot" aria-label="{_e(PLOT_ALT)}">{plot_svg}'
+        # on a phone the figure keeps a legible width and scrolls sideways in its box, as tables do
+        parts.append(f'<figure class="plot" aria-label="{_e(PLOT_ALT)}"><div class="plotwrap">{plot_svg}</div>'
                      f"<figcaption>{_e(PLOT_CAPTION)} "
                      "Under the panels: what each panel left out, and why.</figcaption></figure>")
     parts.extend(_board(b) for b in report.boards)

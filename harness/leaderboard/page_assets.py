@@ -29,9 +29,10 @@ button.toggle{font:inherit;font-size:.85em;padding:0 .35em;margin-right:.3em;cur
 table.groups{font-size:.9em;margin:.2em 0}
 small.src{display:block;color:#555;font-style:normal}
 figure.plot{margin:1em 0}svg.plot{max-width:100%;height:auto;display:block}
+.plotwrap{overflow-x:auto;-webkit-overflow-scrolling:touch}
 figure.plot figcaption{font-size:.92em;color:#444;max-width:75em}
 dl.legend dt{font-weight:bold;float:left;clear:left;min-width:4em}dl.legend dd{margin-left:5em}
-@media (max-width:40em){body{padding:0 .4em}th,td{padding:.2em .3em;font-size:.85em}dl.legend dd{margin-left:0}
+@media (max-width:40em){body{padding:0 .4em}svg.plot{max-width:none;width:900px}th,td{padding:.2em .3em;font-size:.85em}dl.legend dd{margin-left:0}
 dl.legend dt{float:none}}
 """
 
