@@ -243,7 +243,7 @@ def to_markdown(report: BuildReport, plot_file: str | None = None) -> str:
 
 PLOT_ALT = "ODmAP@1 against image-to-text R@1, one point per model"
 PLOT_CAPTION = ("ODmAP@1 on each decorrelated benchmark against i2t R@1 on the retrieval benchmark of the same "
-                "images (the same mini world). A scored point is one model on both benchmarks by its recorded "
+                "images (for the mini benchmarks, of the same mini world). A scored point is one model on both benchmarks by its recorded "
                 "provenance (meta.extra.recipe: recipe, configuration, seed, starting weights' sha256, training), "
                 "a method's seeds one point at their mean; reported points pair a model's rows within one paper.")
 

@@ -136,9 +136,10 @@ class Panel:
         parts = []
         for reason, paths in reasons.items():
             shown = ", ".join(paths[:4]) + (f" and {len(paths) - 4} more" if len(paths) > 4 else "")
-            parts.append(f"{len(paths)} with {reason} ({shown})" if reason.startswith("no ") else
-                         f"{len(paths)} because {reason} ({shown})")
-        return f"{text}; left out {len(self.left_out)}: {'; '.join(parts)}."
+            why = f"with {reason}" if reason.startswith("no ") else f"because {reason}"
+            parts.append(f"{why}: {shown}" if len(reasons) == 1 else f"{len(paths)} {why}: {shown}")
+        joined = f" {parts[0]}" if len(parts) == 1 else f": {'; '.join(parts)}"
+        return f"{text}; left out {len(self.left_out)}{joined}."
 
     def to_dict(self) -> dict[str, Any]:
         def point(p: Point) -> dict[str, Any]:

@@ -374,7 +374,8 @@ def _check_plot_data(doc: dict, submissions: Path) -> None:
                                      "mini-odmap arm 3 + synthetic (D') (mean of 3 seeds)", NEWCOMER])
     assert {g["submission"] for g in panel["left_out"]} == {"mini-decorrelated/random.json",
                                                             "mini-shapes-retrieval/random.json"}
-    assert "left out 2: 2 with no recorded model provenance" in panel["note"]
+    assert panel["note"].endswith("; left out 2 with no recorded model provenance (meta.extra.recipe: recipe, config, seed): "
+                                  "mini-decorrelated/random.json, mini-shapes-retrieval/random.json.")
 
 
 def _check_plot_on_page(driver, doc: dict, min_px: float) -> list[float]:
