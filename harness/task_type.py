@@ -58,6 +58,10 @@ class TaskType(abc.ABC):
     prediction_schema: ClassVar[str]
     # Whether a bare predictions document (no envelope) is accepted with --benchmark.
     accepts_bare: ClassVar[bool] = True
+    # What a machine needs to compute every metric of the task: a sentence ending in the command
+    # that installs it, which the leaderboard's refusal gives when a metric could not be computed
+    # (empty when the core computes them all).
+    metrics_install_hint: ClassVar[str] = ""
 
     @abc.abstractmethod
     def load_ground_truth(self, benchmark: Benchmark, files: GroundTruthFiles) -> Any:

@@ -42,4 +42,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             print(f"skipped: {path}: {why}", file=sys.stderr)
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)
+        # this machine's reasons: the build's output, never the published files
+        for note in report.local_notes():
+            print(f"note: {note}", file=sys.stderr)
     return EXIT_OK

@@ -3,9 +3,13 @@
 Every `submissions/<benchmark>/*.json(.gz)` file is validated and scored against the ground truth
 in the data folder (benchmarks whose data is absent are listed as skipped, not guessed), or taken
 from the score cache when nothing it depends on changed. Rows are grouped by benchmark *and
-version* (results of different versions never share a table), sorted by the main score, and ranked
-with ties: an entry shares the rank of the one above it unless a paired bootstrap test on the same
-items says they differ (p < alpha), or has exactly the same main score.
+version* (results of different versions never share a table); `ranking.py` makes each board's
+rows (one per method, a method's seeds as one) and ranks them with ties.
+
+What a build publishes depends only on the submissions, the ground truth and vlbench's version,
+never on the machine: why this machine could not compute a metric (no Java, a missing jar, a
+local path) goes to the build's own output (`BuildReport.local_reasons`), and the published
+record says only that the metric was not computed.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from vlbench.errors import InvalidSubmission, UsageError
 from vlbench.ground_truth import locate_ground_truth
 from vlbench.hashing import sha256_file
 from vlbench.item_table import ItemTable
-from vlbench.leaderboard.cache import CachedScore, ScoreCache, cache_key, canonical
+from vlbench.leaderboard.cache import NOT_COMPUTED, CachedScore, ScoreCache, cache_key, canonical
+from vlbench.leaderboard.ranking import FloorNote, MethodRow, rank_board
 from vlbench.leaderboard.sources import (
     REPORTED_FOLDER,
     ReferenceList,
@@ -33,7 +38,6 @@ from vlbench.progress import progress
 from vlbench.registry import registry
 from vlbench.results import ResultRecord
 from vlbench.scoring import score_file
-from vlbench.stats import paired_bootstrap
 
 
 @dataclass
@@ -42,7 +46,8 @@ class Entry:
     result: ResultRecord
     items: dict[str, ItemTable]
     reference: bool = False  # on the maintainers' reference list (the † marker)
-    rank: int = 0
+    rank: int = 0  # the rank of the board row that shows it (its method's)
+    floor: bool = False  # a chance floor (listed with `floor`): ranked, never a best mark
 
     @property
     def main(self) -> float:
@@ -56,6 +61,8 @@ class Board:
     entries: list[Entry] = field(default_factory=list)
     reported: list[ReportedRow] = field(default_factory=list)
     retired: bool = False  # a benchmark version whose ground truth vlbench no longer ships
+    rows: list[MethodRow] = field(default_factory=list)  # what the board shows, ranked (rank_board)
+    floor_notes: list[FloorNote] = field(default_factory=list)  # columns where a floor beats every contender
 
 
 # Results of retired benchmark versions: submissions/retired/<benchmark>@<version>/<name>.json, each
@@ -117,6 +124,23 @@ class BuildReport:
     cache: ScoreCache
     scored: list[str] = field(default_factory=list)  # paths scored in this build (cache misses)
     notes: list[str] = field(default_factory=list)
+    # path -> {metric: why this machine could not compute it}: the build's output, never published
+    local_reasons: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def local_notes(self) -> list[str]:
+        """One line per metric and cause, naming its files once."""
+        causes: dict[tuple[str, str], list[str]] = {}
+        for path, reasons in sorted(self.local_reasons.items()):
+            for metric, reason in sorted(reasons.items()):
+                causes.setdefault((metric, reason), []).append(path)
+        return [f"{metric} not computed on this machine for {_files(paths)}: {reason}"
+                for (metric, reason), paths in causes.items()]
+
+
+def _files(paths: list[str], listed: int = 5) -> str:
+    shown = ", ".join(paths[:listed])
+    more = f" and {len(paths) - listed} more" if len(paths) > listed else ""
+    return f"{len(paths)} file{'s' if len(paths) != 1 else ''} ({shown}{more})"
 
 
 def _submission_files(root: Path) -> list[Path]:
@@ -124,60 +148,60 @@ def _submission_files(root: Path) -> list[Path]:
     return sorted((p for p in files if p.parent.name != REPORTED_FOLDER), key=lambda p: p.relative_to(root).as_posix())
 
 
-def rank_board(board: Board, alpha: float, resamples: int, seed: int) -> None:
-    task = registry().task_of(board.benchmark)
-    higher = board.benchmark.metric(board.benchmark.main_score).higher_is_better
-    board.entries.sort(key=lambda e: (-e.main if higher else e.main, str(e.result.meta.get("method", "")), e.path))
-    for i, entry in enumerate(board.entries):
-        if i == 0:
-            entry.rank = 1
-            continue
-        above = board.entries[i - 1]
-        same = entry.main == above.main
-        if not same and entry.items and above.items and resamples > 0:
-            comparisons = paired_bootstrap(
-                above.items, entry.items, lambda m: task.metrics_from_means(board.benchmark, m), resamples, seed
-            )
-            main = next(c for c in comparisons if c.metric == board.benchmark.main_score)
-            same = main.p_value >= alpha
-        entry.rank = above.rank if same else i + 1
-
-
-def _score(path: Path, folder: str, data_dir: str | os.PathLike | None, resamples: int, seed: int) -> CachedScore:
+def _score(path: Path, folder: str, data_dir: str | os.PathLike | None, resamples: int,
+           seed: int) -> tuple[CachedScore, dict[str, str]]:
+    """The cache entry (machine-independent) and the local reasons of metrics not computed."""
     try:
         ev = score_file(path, benchmark_id=None, data_dir=data_dir, bootstrap=resamples, seed=seed)
     except InvalidSubmission as exc:
-        return CachedScore(None, {}, [i.to_dict() for i in exc.issues], exc.issues.total)
+        return CachedScore(None, {}, [i.to_dict() for i in exc.issues], exc.issues.total), {}
     if ev.result.benchmark != folder:
         issue = {"code": "wrong_folder", "pointer": "/benchmark",
                  "message": f"declares benchmark {ev.result.benchmark} but sits in {folder}/",
                  "hint": f"move the file to {ev.result.benchmark}/ or fix its benchmark"}
-        return CachedScore(None, {}, [issue], 1)
-    return CachedScore(canonical(ev.result), ev.items, [])
+        return CachedScore(None, {}, [issue], 1), {}
+    local = {str(k): str(v) for k, v in ev.result.extra.get("unavailable", {}).items() if v != NOT_COMPUTED}
+    return CachedScore(canonical(ev.result), ev.items, []), local
 
 
-def _refuse_lost_metrics(boards: list[Board], published: dict[str, set[str]]) -> None:
+def _refuse_lost_metrics(boards: list[Board], published: dict[str, set[str]],
+                         local_reasons: dict[str, dict[str, str]] | None = None) -> None:
     """A metric the board would show that this machine could not compute: refuse, never 'n/a'.
 
     A board shows a column for every metric key in its entries' scores (a `None` score is still a
     key: the task reports the metric but could not compute it), every metric another entry has a
     value for, and every metric the current leaderboard publishes. A metric a task leaves out of
-    its scores altogether (e.g. SPICE without its jar) is not shown, so it is not refused."""
-    problems = []
+    its scores altogether (e.g. SPICE without its jar) is not shown, so it is not refused.
+
+    The refusal gives one sentence per cause (a metric and why it could not be computed), naming
+    its files once, then what the task's metrics need and where cached results help."""
+    local_reasons = local_reasons or {}
+    causes: dict[tuple[str, str], list[str]] = {}
+    hints: list[str] = []
     for board in boards:
         shown = set(published.get(board.benchmark.id, set()))
         shown |= {k for e in board.entries for k in e.result.scores}
         for e in board.entries:
-            for metric, reason in sorted(e.result.extra.get("unavailable", {}).items()):
+            for metric in sorted(e.result.extra.get("unavailable", {})):
                 if metric in shown and e.result.scores.get(metric) is None:
-                    problems.append(f"{e.path}: {metric} ({reason})")
-    if problems:
-        raise UsageError(
-            "cannot publish: this machine could not compute metrics the leaderboard shows, and no cached "
-            f"result covers them: {'; '.join(problems[:5])}{f' and {len(problems) - 5} more' if len(problems) > 5 else ''}; "
-            "install what the metric needs (METEOR: Java 17), or build into the leaderboard folder whose cache/ "
-            "holds these results (e.g. the committed leaderboard/)"
-        )
+                    reason = local_reasons.get(e.path, {}).get(metric) or e.result.extra["unavailable"][metric]
+                    causes.setdefault((metric, reason), []).append(e.path)
+                    hint = getattr(registry().task_of(board.benchmark), "metrics_install_hint", "")
+                    if hint and hint not in hints:
+                        hints.append(hint)
+    if not causes:
+        return
+    sentences = [f"{metric} could not be computed for {_files(paths)}: {reason.rstrip('.')}."
+                 for (metric, reason), paths in causes.items()]
+    # a hint whose command the reasons give already is not repeated
+    needs = [h for h in hints if not any(h.rsplit(": ", 1)[-1] in reason for _, reason in causes)]
+    raise UsageError(
+        "cannot publish: this machine could not compute metrics the leaderboard shows, and no cached result "
+        "covers them. " + " ".join(sentences)
+        + (f" {' '.join(needs)}." if needs else "")
+        + " Install what is missing, or build into the leaderboard folder whose cache/ holds these results "
+        "(e.g. the committed leaderboard/)."
+    )
 
 
 def _refuse_benchmark_folder(root: Path, benchmark_ids: Container[str]) -> None:
@@ -213,6 +237,7 @@ def build(
     skipped: list[tuple[str, str]] = []
     invalid: list[InvalidEntry] = []
     scored: list[str] = []
+    local_reasons: dict[str, dict[str, str]] = {}
     ground_truth: dict[str, str] = {}
     files = _submission_files(root)
     for path in progress(files, "scoring submissions", unit="file", show=not quiet):
@@ -233,17 +258,22 @@ def build(
         entry = cache.get(benchmark, key)
         if entry is None:
             try:
-                entry = _score(path, folder, data_dir, resamples, seed)
+                entry, local = _score(path, folder, data_dir, resamples, seed)
             except UsageError as exc:
                 skipped.append((relative, str(exc).splitlines()[0]))
                 continue
             cache.put(benchmark, key, entry)
             scored.append(relative)
+            if local:
+                local_reasons[relative] = local
+        elif entry.result is not None:
+            canonical(entry.result)  # an entry cached by an older vlbench may hold a local reason
         if entry.result is None:
             invalid.append(InvalidEntry(relative, entry.error_count, entry.errors))
             continue
         board = boards.setdefault((benchmark.id, benchmark.version), Board(benchmark))
-        board.entries.append(Entry(relative, entry.result, entry.items, references.marks(relative, submission_sha)))
+        board.entries.append(Entry(relative, entry.result, entry.items, references.marks(relative, submission_sha),
+                                   floor=references.floor(relative, submission_sha)))
     for row in reported:
         benchmark = reg.benchmark(row.benchmark)
         boards.setdefault((benchmark.id, benchmark.version), Board(benchmark)).reported.append(row)
@@ -253,9 +283,9 @@ def build(
     # Scored boards first (a visitor comes for them), then boards of paper numbers only, then
     # retired versions; by benchmark id within each.
     ordered = [boards[k] for k in sorted(boards, key=lambda k: (boards[k].retired, not boards[k].entries, k))]
-    _refuse_lost_metrics(ordered, published or {})
+    _refuse_lost_metrics(ordered, published or {}, local_reasons)
     for board in ordered:
         rank_board(board, alpha, resamples, seed)
     notes = [f"{path} is on the reference list (REFERENCE_ENTRIES) but not on a board (missing, invalid or skipped)"
              for path in sorted(set(references.pins) - {e.path for b in ordered for e in b.entries})]
-    return BuildReport(ordered, skipped, invalid, cache, scored, notes)
+    return BuildReport(ordered, skipped, invalid, cache, scored, notes, local_reasons)

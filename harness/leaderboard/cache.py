@@ -2,8 +2,8 @@
 
 An entry is keyed by sha256 over (submission sha256, benchmark id and version, ground-truth sha256,
 harness version): any change to the bytes scored, the protocol, the data or the scorer misses.
-Entries hold the canonical result record (no wall-clock fields, so the bytes depend only on the
-inputs) and its per-item table (for the paired tests behind shared ranks), or the list of
+Entries hold the canonical result record (no wall-clock fields and no machine's reason for a
+metric it could not compute, so the bytes depend only on the inputs) and its per-item table (for the paired tests behind shared ranks), or the list of
 validation errors of an invalid file. Stored as plain JSON, so committed caches diff and load on
 any install.
 """
@@ -63,11 +63,20 @@ class CachedScore:
         return cls(None, {}, list(doc["errors"]), int(doc["error_count"]))
 
 
+# What the cache and the published board say of a metric the scoring machine could not compute;
+# the machine's own reason ("no java", a path) is the build's output, not the board's.
+NOT_COMPUTED = "not computed where this submission was scored"
+
+
 def canonical(result: ResultRecord) -> ResultRecord:
-    """The record without the fields that change from run to run (time taken, time of day)."""
+    """The record without the fields that change from run to run or machine to machine (time
+    taken, time of day, why a metric could not be computed here)."""
     result.elapsed_s = 0.0
     result.created_utc = ""
     result.per_item = None
+    unavailable = result.extra.get("unavailable")
+    if isinstance(unavailable, dict):
+        result.extra["unavailable"] = {str(metric): NOT_COMPUTED for metric in unavailable}
     return result
 
 

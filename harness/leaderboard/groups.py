@@ -1,21 +1,22 @@
 """Seeds of one method shown as one entry: what the page and the plot present to a visitor.
 
 Runs of one recipe that differ only in their seed ("mini-odmap arm 1 biased (seed 0)", "... (seed
-1)", ...) are one method: the page shows their mean with the spread across seeds (each seed's own
-row one click away), and the plot one point. A submission belongs to a group when its
+1)", ...) are one method: one row of the board (their mean, ranked as one entry, each seed one
+click away; `ranking.py`) and one point of the plot. A submission belongs to a group when its
 `meta.method` ends with a seed marker ("(seed 3)", "seed=3", "- seed 3") and another submission of
 the same team on the same board has the same method name without it. The data files (JSON, CSV)
-keep one row per submission.
+keep one row per submission besides the board's rows.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from vlbench.leaderboard.build import Board, Entry
+if TYPE_CHECKING:
+    from vlbench.leaderboard.build import Board, Entry
 
 _SEED = re.compile(r"[\s,;:_-]*[(\[]?\s*seed\s*[=:#]?\s*(\d+)\s*[)\]]?\s*$", re.IGNORECASE)
 
@@ -49,22 +50,20 @@ class MethodGroup:
         return [v for e in self.entries if (v := e.result.scores.get(key)) is not None]
 
     def mean(self, key: str) -> float | None:
+        """The mean over the seeds (exactly rounded: the same on every machine); None unless every
+        seed has the metric."""
         values = self.values(key)
-        return float(np.mean(values)) if values and len(values) == len(self.entries) else None
+        return math.fsum(values) / len(values) if values and len(values) == len(self.entries) else None
 
     def spread(self, key: str) -> tuple[float, float] | None:
         """(lowest, highest) across seeds."""
         values = self.values(key)
         return (min(values), max(values)) if self.seeded and len(values) == len(self.entries) else None
 
-    @property
-    def ranks(self) -> tuple[int, int]:
-        ranks = [e.rank for e in self.entries]
-        return min(ranks), max(ranks)
 
 
 def method_groups(board: Board) -> list[MethodGroup]:
-    """The board's entries as methods, in board order (a group where its best seed is; its seeds
+    """The board's entries as methods, in board order (a group where its first seed is; its seeds
     in seed order)."""
     keyed: dict[tuple[str, str], list[Entry]] = {}
     order: list[tuple[str, str] | int] = []

@@ -28,7 +28,7 @@ from vlbench.errors import UsageError
 MARKER = ".vlbench-leaderboard"
 MARKER_FORMAT = 1
 WRITTEN_BY = "vlbench leaderboard build"
-_TOP_FILES = frozenset({"README.md", "index.html", "leaderboard.csv", "leaderboard.json", "plot.png"})
+_TOP_FILES = frozenset({"README.md", "index.html", "leaderboard.csv", "leaderboard.json", "plot.png", "plot.svg"})
 _CACHE_FILE = re.compile(r"^cache/[^/]+/[0-9a-f]{64}\.json$")
 _LISTED = 10  # names quoted in a refusal; the rest are counted
 

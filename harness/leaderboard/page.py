@@ -3,33 +3,39 @@
 Every submitted string is escaped with `html.escape`; only http(s) links are emitted. A Content
 Security Policy forbids every network load, so the page cannot fetch anything even by mistake.
 
-A table body is a list of blocks: a main row (a submission, a method's seeds as one row, or a
-reported row) followed by its `sub` rows (the seeds, each submission's per-group table), which
-stay hidden until their button is pressed. Sorting moves whole blocks, on the `data-v` keys of
+A table body is a list of blocks: a main row (a board row of `ranking.py`: a submission, or a
+method's seeds as one row, showing their mean; or a reported row) followed by its `sub` rows (the
+seeds, and the per-group tables of the row and of each seed), which stay hidden until their
+button is pressed. Only main rows are ranked; the best mark of a column goes to the best
+contender's main row (never a chance floor's, whose cells above every contender are marked and
+explained under the table). Sorting moves whole blocks, on the `data-v` keys of
 the main rows' cells; the first click on a metric sorts best first. The filter matches the typed
 phrase against names, teams, sources and paths (`data-text`), not against numbers, and a number
 at its end matches whole ("seed 1" is not "seed 10"). Values fit the window: the interval goes
-on its own small line under the value. The page's fixed parts (style, script, policy, legend)
+on its own small line under the value. The plot is inline SVG (`plot.py`). The page's fixed parts (style, script, policy, legend)
 are in `page_assets.py`.
 """
 
 from __future__ import annotations
 
-import base64
 import html
 
 from vlbench.leaderboard.build import Board, BuildReport, Entry
-from vlbench.leaderboard.groups import MethodGroup, method_groups
 from vlbench.leaderboard.page_assets import CSP, CSS, PAGE_LEGEND, SCRIPT
+from vlbench.leaderboard.ranking import MethodRow
 from vlbench.leaderboard.render import (
     GENERATED,
     LEGEND,
+    PLOT_ALT,
+    PLOT_CAPTION,
     REFERENCE_MARK,
     REPORTED_MARK,
     breakdown,
     canonical_value,
     columns,
     entry_name,
+    floor_sentence,
+    half_width,
     http_url,
     metric_of,
     reported_cell,
@@ -61,30 +67,29 @@ def _search_text(*parts: object) -> str:
     return _e(" ".join(str(p) for p in parts if p).casefold())
 
 
-def _value_cell(board: Board, key: str, value: float | None, under: str, best: bool) -> str:
+def _value_cell(board: Board, key: str, value: float | None, under: str, mark: str = "", tip: str = "") -> str:
+    """A number with its interval on a small line under it; `mark`: "best" (the best contender of
+    the column) or "floorwins" (a chance floor above every contender)."""
     text = _e(shown(board, key, value))
     if under:
         text += f'<span class="ci">{_e(under)}</span>'
-    mark = ' class="n best" title="best in this column"' if best else ' class="n"'
-    return f'<td{mark} data-v="{_number(value)}">{text}</td>'
+    title = {"best": "best contender in this column",
+             "floorwins": "a chance floor, above every contender here: see the note under the table"}.get(mark, "")
+    title = "; ".join(t for t in (title, tip) if t)
+    attributes = f' class="n {mark}"' if mark else ' class="n"'
+    attributes += f' title="{_e(title)}"' if title else ""
+    return f'<td{attributes} data-v="{_number(value)}">{text}</td>'
 
 
-def _half_width(board: Board, entry: Entry, key: str) -> str:
-    ci = entry.result.ci95.get(key)
-    if not ci or entry.result.scores.get(key) is None:
-        return ""
-    half = (canonical_value(ci[1]) - canonical_value(ci[0])) / 2  # type: ignore[operator]
-    return f"± {metric_of(board, key).format(canonical_value(half))}"
-
-
-def _best(board: Board, groups: list[MethodGroup], cols: list[str]) -> dict[str, float]:
-    """Per column, the best value among the main rows of scored methods (the mark's target)."""
+def _best(board: Board, cols: list[str]) -> dict[str, float]:
+    """Per column, the best value shown by a contender's row: chance floors and reported rows do
+    not compete."""
     best = {}
     for key in cols:
-        values = [canonical_value(v) for g in groups if (v := g.mean(key)) is not None]
+        values = [v for r in board.rows if not r.floor and (v := r.shown(key)) is not None]
         if values:
             higher = metric_of(board, key).higher_is_better
-            best[key] = max(values) if higher else min(values)  # type: ignore[type-var]
+            best[key] = max(values) if higher else min(values)
     return best
 
 
@@ -99,70 +104,88 @@ class _Rows:
         return f"{self.prefix}-r{self.n}"
 
 
-def _groups_row(board: Board, entry: Entry, row_id: str, width: int) -> str:
-    bases, rows = breakdown(board, entry)
+def _groups_row(board: Board, name: str, scores: dict, ci95: dict, row_id: str, width: int) -> str:
+    bases, rows = breakdown(board, scores, ci95)
     if not rows:
         return ""
     inner = ('<table class="groups"><tr><th class="t">group</th>' + "".join(f"<th>{_e(x)}</th>" for x in bases)
              + "</tr>" + "".join("<tr>" + "".join(f'<td{" class=t" if i == 0 else ""}>{_e(c)}</td>'
                                                   for i, c in enumerate(r)) + "</tr>" for r in rows) + "</table>")
     return (f'<tr class="sub groups" id="{row_id}-groups" data-owner="{row_id}" hidden>'
-            f'<td class="t" colspan="{width}">{_e(entry_name(entry))}, by group:{inner}</td></tr>')
+            f'<td class="t" colspan="{width}">{_e(name)}, by group:{inner}</td></tr>')
+
+
+def _groups_button(board: Board, scores: dict, row_id: str) -> str:
+    groups = breakdown(board, scores, {})[1]
+    if not groups:
+        return ""
+    return (f' <button class="toggle" type="button" aria-expanded="false" aria-controls="{row_id}-groups">'
+            f"{len(groups)} groups</button>")
 
 
 def _method_cell(board: Board, entry: Entry, row_id: str) -> str:
     meta = entry.result.meta
     paper = http_url(meta.get("paper"))
     extra = f' <small>{_link(paper, "paper")}</small>' if paper else ""
-    groups = breakdown(board, entry)[1]
-    if groups:
-        extra += (f' <button class="toggle" type="button" aria-expanded="false" aria-controls="{row_id}-groups">'
-                  f"{len(groups)} groups</button>")
+    extra += _groups_button(board, entry.result.scores, row_id)
     name = _link(meta.get("url"), _e(entry_name(entry)))
     return f'<td class="t m" data-v="{_e(entry_name(entry))}">{name}{extra}</td>'
 
 
-def _entry_row(board: Board, entry: Entry, cols: list[str], row_id: str, classes: str, best: dict[str, float],
-               hidden: bool = False) -> str:
+def _entry_row(board: Board, entry: Entry, cols: list[str], row_id: str, classes: str, rank: str,
+               marks: dict[str, str], hidden: bool = False) -> str:
     meta = entry.result.meta
-    cells = [f'<td data-v="{entry.rank}">{entry.rank}</td>', _method_cell(board, entry, row_id),
+    cells = [f'<td data-v="{entry.rank}">{rank}</td>', _method_cell(board, entry, row_id),
              f'<td class="t team" data-v="{_e(meta.get("team", ""))}">{_e(meta.get("team", ""))}</td>']
     for key in cols:
         value = entry.result.scores.get(key)
-        marked = key in best and value is not None and canonical_value(value) == best[key]
-        cells.append(_value_cell(board, key, value, _half_width(board, entry, key), marked))
+        cells.append(_value_cell(board, key, value, half_width(board, entry.result.ci95, key, value), marks.get(key, "")))
     text = _search_text(entry_name(entry), meta.get("team"), entry.path, board.benchmark.id)
     return (f'<tr class="{classes}" id="{row_id}" data-path="{_e(entry.path)}" data-text="{text}"{" hidden" if hidden else ""}>'
             + "".join(cells) + "</tr>")
 
 
-def _seed_block(board: Board, group: MethodGroup, cols: list[str], ids: _Rows, best: dict[str, float],
+def _marks(board: Board, row: MethodRow, cols: list[str], best: dict[str, float]) -> dict[str, str]:
+    """Per column, the row's mark: "best" for the best contender, "floorwins" for a floor above them."""
+    floor_wins = {n.metric for n in board.floor_notes if n.floor == row.name}
+    marks = {}
+    for key in cols:
+        if row.floor:
+            if key in floor_wins:
+                marks[key] = "floorwins"
+        elif key in best and row.shown(key) == best[key]:
+            marks[key] = "best"
+    return marks
+
+
+def _seed_block(board: Board, row: MethodRow, cols: list[str], ids: _Rows, marks: dict[str, str],
                 width: int) -> list[str]:
     head = ids.next()
-    low, high = group.ranks
-    rank = str(low) if low == high else f"{low}–{high}"
-    reference = f" {REFERENCE_MARK}" if all(e.reference for e in group.entries) else ""
-    team = str(group.entries[0].result.meta.get("team", ""))
+    reference = f" {REFERENCE_MARK}" if row.reference else ""
     name = (f'<button class="toggle" type="button" aria-expanded="false" aria-controls="{head}-seeds">'
-            f"{len(group.entries)} seeds</button> {_e(group.name)}{_e(reference)}")
-    cells = [f'<td data-v="{low}">{rank}</td>', f'<td class="t m" data-v="{_e(group.name)}">{name}</td>',
-             f'<td class="t team" data-v="{_e(team)}">{_e(team)}</td>']
+            f"{len(row.entries)} seeds</button> {_e(row.name)}{_e(reference)}"
+            + _groups_button(board, row.scores, head))
+    cells = [f'<td data-v="{row.rank}">{row.rank}</td>', f'<td class="t m" data-v="{_e(row.name)}">{name}</td>',
+             f'<td class="t team" data-v="{_e(row.team)}">{_e(row.team)}</td>']
     for key in cols:
-        mean, spread = group.mean(key), group.spread(key)
-        under = ""
+        value = row.scores.get(key)
+        spread = row.group.spread(key)
+        tip = ""
         if spread is not None:
             fmt = metric_of(board, key).format
-            under = f"{fmt(canonical_value(spread[0]))}–{fmt(canonical_value(spread[1]))}"
-        marked = key in best and mean is not None and canonical_value(mean) == best[key]
-        cells.append(_value_cell(board, key, mean, under, marked))
-    text = _search_text(group.name, team, board.benchmark.id, f"{len(group.entries)} seeds")
-    rows = [f'<tr class="scored seedgroup" id="{head}" data-text="{text}">' + "".join(cells) + "</tr>"]
+            tip = (f"mean of {len(row.entries)} seeds (lowest {fmt(canonical_value(spread[0]))}, highest "
+                   f"{fmt(canonical_value(spread[1]))}); ± from the two-level bootstrap (seeds, then images)")
+        cells.append(_value_cell(board, key, value, half_width(board, row.ci95, key, value), marks.get(key, ""), tip))
+    text = _search_text(row.name, row.team, board.benchmark.id, f"{len(row.entries)} seeds")
+    classes = "scored seedgroup" + (" floor" if row.floor else "")
+    rows = [f'<tr class="{classes}" id="{head}" data-text="{text}">' + "".join(cells) + "</tr>",
+            _groups_row(board, f"{row.name} (mean of {len(row.entries)} seeds)", row.scores, row.ci95, head, width)]
     seed_ids = []
-    for entry in group.entries:
+    for entry in row.entries:
         row_id = ids.next()
         seed_ids.append(row_id)
-        rows.append(_entry_row(board, entry, cols, row_id, "sub seed scored", {}, hidden=True))
-        rows.append(_groups_row(board, entry, row_id, width))
+        rows.append(_entry_row(board, entry, cols, row_id, "sub seed scored", "", {}, hidden=True))
+        rows.append(_groups_row(board, entry_name(entry), entry.result.scores, entry.result.ci95, row_id, width))
     # the group's button controls its seed rows (listed by id, as aria-controls takes)
     rows[0] = rows[0].replace(f'aria-controls="{head}-seeds"', f'aria-controls="{head}-seeds {" ".join(seed_ids)}"', 1)
     return [r for r in rows if r]
@@ -181,8 +204,7 @@ def _reported_row(board: Board, row: ReportedRow, cols: list[str]) -> str:
 def _board(board: Board) -> str:
     b = board.benchmark
     cols = columns(board)
-    groups = method_groups(board)
-    best = _best(board, groups, cols)
+    best = _best(board, cols)
     width = 3 + len(cols)
     retired = ", retired" if board.retired else ""
     out = [f'<section id="{_anchor(board)}"><h2>{_e(b.id)} <small>(v{_e(b.version)}, {_e(b.task)}{retired})</small></h2>',
@@ -197,17 +219,23 @@ def _board(board: Board) -> str:
                    f'click sorts best first">{_header_label(key, "↑" if higher else "↓")}</th>')
     out.append("</tr></thead><tbody>")
     ids = _Rows(_anchor(board))
-    for group in groups:
-        if group.seeded:
-            out.extend(_seed_block(board, group, cols, ids, best, width))
+    for row in board.rows:
+        marks = _marks(board, row, cols, best)
+        if row.seeded:
+            out.extend(_seed_block(board, row, cols, ids, marks, width))
             continue
         row_id = ids.next()
-        out.append(_entry_row(board, group.entries[0], cols, row_id, "scored", best))
-        extra = _groups_row(board, group.entries[0], row_id, width)
+        entry = row.entries[0]
+        out.append(_entry_row(board, entry, cols, row_id, "scored floor" if row.floor else "scored", str(row.rank),
+                              marks))
+        extra = _groups_row(board, entry_name(entry), entry.result.scores, entry.result.ci95, row_id, width)
         if extra:
             out.append(extra)
     out.extend(_reported_row(board, r, cols) for r in board.reported)
-    out.append("</tbody></table></div></section>")
+    out.append("</tbody></table></div>")
+    if board.floor_notes:
+        out.append(f'<p class="floor-note">{_e(floor_sentence(board, board.floor_notes))}</p>')
+    out.append("</section>")
     return "\n".join(out)
 
 
@@ -229,7 +257,7 @@ def _nav_label(board: Board) -> str:
     return f"{b.id} v{b.version} (retired)" if board.retired else b.id
 
 
-def to_html(report: BuildReport, plot_png: bytes | None) -> str:
+def to_html(report: BuildReport, plot_svg: str | None) -> str:
     nav = "".join(f'<a href="#{_anchor(b)}">{_e(_nav_label(b))}</a>' for b in report.boards)
     if report.invalid or report.skipped:
         nav += '<a href="#not-on-the-board">not on the board</a>'
@@ -250,13 +278,12 @@ def to_html(report: BuildReport, plot_png: bytes | None) -> str:
         "</dl><p>Data: <a href=\"leaderboard.csv\">leaderboard.csv</a>, "
         "<a href=\"leaderboard.json\">leaderboard.json</a>.</p></details>",
     ]
-    if plot_png:
-        data = base64.b64encode(plot_png).decode("ascii")
-        parts.append('<figure><img class="plot" alt="ODmAP@1 against image-to-text R@1 per method" '
-                     f'src="data:image/png;base64,{data}"><figcaption>ODmAP@1 (decorrelated benchmark) against '
-                     "i2t R@1 (its retrieval benchmark) per method: a scored method appears when the same "
-                     "meta.method is on both boards; reported rows pair by model name within a paper."
-                     "</figcaption></figure>")
+    if plot_svg:
+        # what each panel left out is written under the panels, in the figure itself
+        # on a phone the figure keeps a legible width and scrolls sideways in its box, as tables do
+        parts.append(f'<figure class="plot" aria-label="{_e(PLOT_ALT)}"><div class="plotwrap">{plot_svg}</div>'
+                     f"<figcaption>{_e(PLOT_CAPTION)} "
+                     "Under the panels: what each panel left out, and why.</figcaption></figure>")
     parts.extend(_board(b) for b in report.boards)
     if report.invalid or report.skipped:
         parts.append(f'<section id="not-on-the-board"><h2>Not on the board</h2><p>{len(report.invalid)} invalid, '

@@ -21,14 +21,18 @@ th{background:#f4f4f4}thead th.t,th .k{white-space:nowrap}
 thead th{cursor:pointer;user-select:none}thead th.nosort{cursor:default}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
 td.best{font-weight:bold;background:#eef7ee}
+tr.floor td{color:#555}td.floorwins{background:#fdf1e1;text-decoration:underline dotted}
+p.floor-note{font-size:.92em;color:#444;max-width:60em}
 tr.reported{background:#fff8e6;font-style:italic}
 tr.seed td{background:#f8f8fb;font-size:.92em}tr.seed td.m{padding-left:1.4em}
 button.toggle{font:inherit;font-size:.85em;padding:0 .35em;margin-right:.3em;cursor:pointer}
 table.groups{font-size:.9em;margin:.2em 0}
 small.src{display:block;color:#555;font-style:normal}
-img.plot{max-width:100%;height:auto}
+figure.plot{margin:1em 0}svg.plot{max-width:100%;height:auto;display:block}
+.plotwrap{overflow-x:auto;-webkit-overflow-scrolling:touch}
+figure.plot figcaption{font-size:.92em;color:#444;max-width:75em}
 dl.legend dt{font-weight:bold;float:left;clear:left;min-width:4em}dl.legend dd{margin-left:5em}
-@media (max-width:40em){body{padding:0 .4em}th,td{padding:.2em .3em;font-size:.85em}dl.legend dd{margin-left:0}
+@media (max-width:40em){body{padding:0 .4em}svg.plot{max-width:none;width:900px}th,td{padding:.2em .3em;font-size:.85em}dl.legend dd{margin-left:0}
 dl.legend dt{float:none}}
 """
 
@@ -121,10 +125,12 @@ refresh();
 """
 
 PAGE_LEGEND = [
-    ("seeds", "runs of one method that differ only in their seed are one row: the mean of the seeds, the "
-              "lowest to highest seed under it, and the range of their ranks; the button lists each seed "
-              "with its own interval. leaderboard.csv and leaderboard.json list every seed."),
-    ("bold", "the best value of a column among the scored rows (reported rows are not compared)."),
+    ("seeds", "runs of one method that differ only in their seed are one row, ranked as one method: the "
+              "mean of the seeds with its two-level interval (the lowest and highest seed in the cell's "
+              "tooltip); the button lists each seed with its own interval. leaderboard.csv and "
+              "leaderboard.json list every seed, and the rows as shown."),
+    ("bold", "the best value of a column among the contenders' rows (not reported rows, not a chance floor); "
+             "a floor's cell above every contender is shaded, and the note under the table says why."),
     ("filter", "matches the typed phrase in names, teams, sources and paths (a number at its end matches "
                "whole: \"seed 1\" is not \"seed 10\"); the first click on a metric sorts best first."),
 ]

@@ -32,11 +32,12 @@ from vlbench.leaderboard.ownership import (
     refuse_drops,
 )
 from vlbench.leaderboard.page import to_html
-from vlbench.leaderboard.plot import render_png
+from vlbench.leaderboard.plot import render_svg
 from vlbench.leaderboard.render import to_csv, to_json, to_markdown
 
 CACHE_FOLDER = "cache"
-PLOT_FILE = "plot.png"
+PLOT_FILE = "plot.svg"
+OLD_PLOT_FILE = "plot.png"  # what earlier builds published: a push deletes it from the repo
 
 
 def lock_path(out: Path) -> Path:
@@ -86,15 +87,15 @@ def published_metrics(out: Path) -> dict[str, set[str]]:
 
 def render_files(report: BuildReport) -> dict[str, bytes]:
     """Every published file, by name, as bytes."""
-    png = render_png(report)
+    svg = render_svg(report)
     files = {
-        "README.md": to_markdown(report, PLOT_FILE if png else None).encode("utf-8"),
-        "index.html": to_html(report, png).encode("utf-8"),
+        "README.md": to_markdown(report, PLOT_FILE if svg else None).encode("utf-8"),
+        "index.html": to_html(report, svg).encode("utf-8"),
         "leaderboard.csv": to_csv(report).encode("utf-8"),
         "leaderboard.json": to_json(report).encode("utf-8"),
     }
-    if png:
-        files[PLOT_FILE] = png
+    if svg:
+        files[PLOT_FILE] = svg.encode("utf-8")
     return files
 
 
@@ -178,7 +179,8 @@ def remove_empty(folders: list[Path]) -> None:
 
 # Every name a vlbench build publishes (render_files); a push may delete these from the repo when
 # the new build no longer has them, and cache entries and the marker that older pushes uploaded.
-PUBLISHED_NAMES = frozenset({"README.md", "index.html", "leaderboard.csv", "leaderboard.json", PLOT_FILE})
+PUBLISHED_NAMES = frozenset({"README.md", "index.html", "leaderboard.csv", "leaderboard.json", PLOT_FILE,
+                             OLD_PLOT_FILE})
 DEFAULT_TITLE = "vlbench leaderboard"
 
 

@@ -34,7 +34,7 @@ def retire(submissions: Path, benchmark_id: str, data_dir: str | None = None, re
     out: list[tuple[Path, bytes]] = []
     problems: list[str] = []
     for path in paths:
-        entry = _score(path, benchmark_id, data_dir, resamples, seed)
+        entry, _ = _score(path, benchmark_id, data_dir, resamples, seed)
         dest = target / (path.name.removesuffix(".gz") if path.name.endswith(".json.gz") else path.name)
         if entry.result is None:
             problems.append(f"{path} is not a valid submission ({entry.error_count} problems)")

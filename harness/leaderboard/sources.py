@@ -2,8 +2,10 @@
 
 - `REFERENCE_ENTRIES` lists the submissions that carry the reference marker (†): one path relative
   to the submissions folder per line, optionally followed by the sha256 of the file's bytes that a
-  maintainer checked (then a changed file loses the marker). `#` starts a comment. A submission's
-  own `meta.reference` is ignored for the marker: anyone can write it.
+  maintainer checked (then a changed file loses the marker), and by the word `floor` for a chance
+  floor (random predictions): a reference row, shown and ranked, that never competes for a
+  column's best mark. `#` starts a comment. A submission's own `meta.reference` is ignored for the
+  marker: anyone can write it.
 - `reported/*.json` holds numbers published in papers (with their source), shown as reported rows:
   never re-scored, never ranked.
 """
@@ -24,9 +26,13 @@ REPORTED_FOLDER = "reported"
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
+FLOOR = "floor"
+
+
 @dataclass(frozen=True)
 class ReferenceList:
     pins: dict[str, str | None]  # relative path -> sha256 a maintainer checked (None: any bytes)
+    floors: frozenset[str] = frozenset()  # paths listed with `floor`: chance floors, not contenders
 
     def marks(self, relative_path: str, sha256: str) -> bool:
         if relative_path not in self.pins:
@@ -34,24 +40,33 @@ class ReferenceList:
         pinned = self.pins[relative_path]
         return pinned is None or pinned == sha256
 
+    def floor(self, relative_path: str, sha256: str) -> bool:
+        """A chance floor: listed with `floor`, and still the bytes a maintainer checked."""
+        return relative_path in self.floors and self.marks(relative_path, sha256)
+
 
 def read_reference_list(submissions: Path) -> ReferenceList:
     path = submissions / REFERENCE_LIST
     if not path.is_file():
         return ReferenceList({})
     pins: dict[str, str | None] = {}
+    floors: set[str] = set()
     problems = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         words = line.split("#", 1)[0].split()
         if not words:
             continue
-        if len(words) > 2 or (len(words) == 2 and not _SHA256.match(words[1])):
-            problems.append(f"line {number}: expected 'PATH [SHA256]', got {line.strip()!r}")
+        floor = words[-1] == FLOOR and len(words) > 1
+        rest = words[1:-1] if floor else words[1:]
+        if len(rest) > 1 or (rest and not _SHA256.match(rest[0])):
+            problems.append(f"line {number}: expected 'PATH [SHA256] [{FLOOR}]', got {line.strip()!r}")
             continue
-        pins[words[0]] = words[1] if len(words) == 2 else None
+        pins[words[0]] = rest[0] if rest else None
+        if floor:
+            floors.add(words[0])
     if problems:
         raise UsageError(f"{path}: " + "; ".join(problems))
-    return ReferenceList(pins)
+    return ReferenceList(pins, frozenset(floors))
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ class CaptioningTask(TaskType):
     prediction_schema = "predictions.schema.json"
     accepts_bare = True
     reads_references = True
+    metrics_install_hint = "METEOR needs the captions extra, not Java: pip install 'vlbench[captions]'"
 
     # ------------------------------------------------------------------ ground truth
     def load_ground_truth(self, benchmark: Benchmark, files: GroundTruthFiles) -> References:

@@ -41,11 +41,14 @@ def test_trade_off_records_name_registered_benchmarks_and_their_metrics() -> Non
     assert {k: v.against for k, v in pairs.items()} == {
         "coco-5k-decorrelated": "coco-5k",
         "flickr30k-1k-decorrelated": "flickr30k-1k",
-        "mini-decorrelated": "mini-retrieval",
+        "mini-decorrelated": "mini-shapes-retrieval",
     }
     for benchmark_id, trade_off in pairs.items():
         reg.benchmarks[benchmark_id].metric(trade_off.y_key)
         reg.benchmarks[trade_off.against].metric(trade_off.x_key)
+        # the plot pairs one model on two benchmarks of one world: the same mini world, or none
+        assert (reg.benchmarks[benchmark_id].option("mini_world")
+                == reg.benchmarks[trade_off.against].option("mini_world")), benchmark_id
 
 
 def test_sums_are_made_of_the_benchmark_s_own_metrics() -> None:

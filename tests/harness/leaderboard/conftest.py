@@ -158,3 +158,54 @@ def page_board(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with watchdog(300, "building the page test's leaderboard"):
         build_and_publish(subs, root / "leaderboard", resamples=200, quiet=True)
     return root / "leaderboard"
+
+
+def copy_submission(source: Path, target: Path, **meta: object) -> None:
+    """A committed submission copied into a test folder, with `meta` fields replaced."""
+    doc = json.loads(source.read_text(encoding="utf-8"))
+    doc["meta"].update(meta)
+    write_json(target, doc)
+
+
+NEWCOMER = "New \"CLIP\" & co's run"  # a single run on both v3 boards; quotes and & to escape
+
+
+def make_visitor_submissions(root: Path) -> Path:
+    """What a visitor meets: two methods with three seeds each (the committed mini-odmap runs) on the
+    two boards of the v3 world, a newcomer's single run of one model on both, the chance floors
+    (listed with `floor`), the v2 world's runs of the same method names on mini-retrieval (which
+    must not pair with the v3 ones), and mini-grounding, where the floor scores above the
+    contender on the merged-box columns."""
+    committed = REPO / "submissions"
+    floors = []
+    for board in ("mini-decorrelated", "mini-shapes-retrieval"):
+        for arm in ("biased", "synthetic"):
+            for seed in (0, 1, 2):
+                name = f"mini-odmap-{arm}-seed{seed}.json"
+                copy_submission(committed / board / name, root / board / name)
+        # a model no seed group has: unbiased seed 2, as a newcomer's own single run
+        copy_submission(committed / board / "mini-odmap-unbiased-seed2.json", root / board / "newcomer.json",
+                        method=NEWCOMER, team="newcomers", reference=False)
+        copy_submission(committed / board / "random.json", root / board / "random.json")
+        floors.append(f"{board}/random.json floor")
+    for seed in (0, 1, 2):
+        name = f"mini-odmap-biased-seed{seed}.json"
+        copy_submission(committed / "mini-retrieval" / name, root / "mini-retrieval" / name)
+    for name in ("grounding-clip-regions.json", "random.json"):
+        copy_submission(committed / "mini-grounding" / name, root / "mini-grounding" / name)
+    floors.append("mini-grounding/random.json floor")
+    (root / "REFERENCE_ENTRIES").write_text("# maintainers' list\n" + "\n".join(floors) + "\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="session")
+def visitor_board(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`make_visitor_submissions`, built and published once: returns the leaderboard folder (the
+    submissions are in its sibling `submissions/`)."""
+    from vlbench.leaderboard import build_and_publish
+
+    root = tmp_path_factory.mktemp("visitor")
+    subs = make_visitor_submissions(root / "submissions")
+    with watchdog(300, "building the visitor's leaderboard"):
+        build_and_publish(subs, root / "leaderboard", resamples=200, quiet=True)
+    return root / "leaderboard"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.leaderboard.conftest import watchdog
+from tests.harness.leaderboard.conftest import NEWCOMER, watchdog
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"), "/usr/bin/chromium")
                  if p and Path(p).exists()), None)
@@ -257,3 +257,201 @@ def _check_sort(driver) -> None:
     heads[1].click()  # text: A to Z first
     firsts = [n.removeprefix("3 seeds ").split()[0] for _, n in main_rows(column)]
     assert firsts == ["Alpha", "Beta", "Delta", "Gamma"]  # the seeds' row sorts by its method's name
+
+
+# --- what a visitor sees: ranks over the rows shown, the values they show, marks, groups, the plot --
+
+
+def _main_rows(section) -> list:
+    from selenium.webdriver.common.by import By
+
+    return [r for r in section.find_elements(By.CSS_SELECTOR, "table.board > tbody > tr")
+            if not {"sub", "reported"} & set(r.get_attribute("class").split())]
+
+
+def _column(section, key: str) -> int:
+    from selenium.webdriver.common.by import By
+
+    heads = section.find_elements(By.CSS_SELECTOR, "thead th")
+    labels = [h.get_attribute("textContent").replace("\u00a0", " ").rsplit(" ", 1)[0] for h in heads]
+    return labels.index(key)
+
+
+def _check_rows(driver, board: dict) -> None:
+    """Ranks 1..N over the rows shown; order, rank and the shown main value agree with each other
+    and with leaderboard.json's rows."""
+    section = _board(driver, board["benchmark"])
+    rows = _main_rows(section)
+    assert len(rows) == len(board["rows"]) and all(r.is_displayed() for r in rows)
+    column = _column(section, board["main_score"])
+    ranks = [int(_cells(r)[0].text) for r in rows]
+    values = [float(_cells(r)[column].get_attribute("data-v")) for r in rows]
+    assert ranks[0] == 1 and all(r in (ranks[i], i + 2) for i, r in enumerate(ranks[1:])), ranks
+    assert max(ranks) <= len(rows)
+    assert values == sorted(values, reverse=True), values  # every main score here: higher is better
+    assert ranks == [r["rank"] for r in board["rows"]] and values == [r["scores"][board["main_score"]] for r in board["rows"]]
+    for row, expected in zip(rows, board["rows"]):
+        shown = _cells(row)[column].text.splitlines()[0]
+        assert float(shown) == pytest.approx(round(100 * expected["scores"][board["main_score"]], 1)
+                                             if board["main_score"] != "RSUM" else expected["scores"]["RSUM"], abs=0.051)
+        if expected["seeds"]:
+            assert _cells(row)[1].text.startswith(f"{expected['seeds']} seeds ")
+
+
+def _check_marks(driver, board: dict) -> None:
+    """The best mark of a column: the best contender's main row (never a floor's); a floor's cells
+    above every contender are marked as such, and explained under the table."""
+    from selenium.webdriver.common.by import By
+
+    section = _board(driver, board["benchmark"])
+    rows = _main_rows(section)
+    floors = ["floor" in r.get_attribute("class").split() for r in rows]
+    assert floors == [r["floor"] for r in board["rows"]]
+    for cell in section.find_elements(By.CSS_SELECTOR, "td.best"):
+        row = cell.find_element(By.XPATH, "..")
+        assert row in rows and not floors[rows.index(row)]
+    heads = section.find_elements(By.CSS_SELECTOR, "thead th")
+    for column in range(3, len(heads)):
+        contenders = [float(_cells(r)[column].get_attribute("data-v")) for r, f in zip(rows, floors) if not f]
+        marked = [float(_cells(r)[column].get_attribute("data-v")) for r in rows
+                  if "best" in _cells(r)[column].get_attribute("class").split()]
+        assert marked and set(marked) == {max(contenders)}
+    wins = {n["metric"] for n in board["floor_notes"]}
+    floor_wins = {heads[c].get_attribute("textContent").replace("\u00a0", " ").rsplit(" ", 1)[0]
+                  for r, f in zip(rows, floors) if f for c in range(3, len(heads))
+                  if "floorwins" in _cells(r)[c].get_attribute("class").split()}
+    assert floor_wins == wins
+    notes = section.find_elements(By.CSS_SELECTOR, "p.floor-note")
+    assert len(notes) == (1 if wins else 0)
+    if wins:
+        assert "is a chance floor, not a contender" in notes[0].text and all(w in notes[0].text for w in wins)
+
+
+def _check_group_breakdown(driver, board: dict) -> None:
+    """Every method row of the decorrelated board opens its per-group table: the mean of its seeds."""
+    from selenium.webdriver.common.by import By
+
+    section = _board(driver, board["benchmark"])
+    for row, expected in zip(_main_rows(section), board["rows"]):
+        button = next(b for b in row.find_elements(By.CSS_SELECTOR, "button.toggle") if b.text.endswith("groups"))
+        groups = section.find_element(By.ID, button.get_attribute("aria-controls"))
+        assert not groups.is_displayed()
+        button.click()
+        assert groups.is_displayed()
+        cells = {tr.find_elements(By.TAG_NAME, "td")[0].text: [td.text for td in tr.find_elements(By.TAG_NAME, "td")[1:]]
+                 for tr in groups.find_elements(By.CSS_SELECTOR, "table.groups tr")[1:]}
+        assert set(cells) == {"partner", "control"}
+        partner = float(cells["partner"][0].split(" ± ")[0])
+        assert partner == pytest.approx(100 * expected["scores"]["ODmAP@1/partner"], abs=0.051)
+        assert (" ± " in cells["partner"][0]) == bool(expected["ci95"].get("ODmAP@1/partner"))
+        button.click()
+
+
+def _check_plot_data(doc: dict, submissions: Path) -> None:
+    """From the data behind the plot: every pair is one model (the two files' recorded provenance,
+    read here) on two benchmarks of one world; each point's seed count is its pairs and its row's."""
+    from vlbench.registry import registry
+
+    reg = registry()
+    rows = {(b["benchmark"], r["method"]): r for b in doc["boards"] if not b["retired"] for r in b["rows"]}
+    [panel] = [p for p in doc["plot"] if p["scored"]]
+    assert (panel["y_benchmark"], panel["x_benchmark"]) == ("mini-decorrelated", "mini-shapes-retrieval")
+    assert reg.benchmark(panel["y_benchmark"]).option("mini_world") == reg.benchmark(panel["x_benchmark"]).option(
+        "mini_world") == "v3"
+    labels = []
+    for point in panel["scored"]:
+        for pair in point["pairs"]:
+            y, x = (json.loads((submissions / pair[f"{s}_submission"]).read_text(encoding="utf-8")) for s in "yx")
+            assert (y["benchmark"], x["benchmark"]) == (panel["y_benchmark"], panel["x_benchmark"])
+            ry, rx = y["meta"]["extra"]["recipe"], x["meta"]["extra"]["recipe"]
+            assert (ry["recipe"], ry["seed"], ry["config"], ry["model_config"], ry["train"]["final_loss"]) == (
+                rx["recipe"], rx["seed"], rx["config"], rx["model_config"], rx["train"]["final_loss"])
+            assert ry.get("pretrained_file", {}).get("sha256") == rx.get("pretrained_file", {}).get("sha256")
+        row = rows[(panel["y_benchmark"], point["method"])]
+        assert point["seeds"] == len(point["pairs"]) == (row["seeds"] or 1)
+        labels.append(point["label"])
+    assert sorted(labels) == sorted(["mini-odmap arm 1 biased (mean of 3 seeds)",
+                                     "mini-odmap arm 3 + synthetic (D') (mean of 3 seeds)", NEWCOMER])
+    assert {g["submission"] for g in panel["left_out"]} == {"mini-decorrelated/random.json",
+                                                            "mini-shapes-retrieval/random.json"}
+    assert panel["note"].endswith("; left out 2 with no recorded model provenance (meta.extra.recipe: recipe, config, seed): "
+                                  "mini-decorrelated/random.json, mini-shapes-retrieval/random.json.")
+
+
+def _check_plot_on_page(driver, doc: dict, min_px: float) -> list[float]:
+    """The inline plot's legend names the plotted points; its text is at least `min_px` tall as shown,
+    no two legend lines overlap, and all of it lies inside the figure."""
+    from selenium.webdriver.common.by import By
+
+    svg = driver.find_element(By.CSS_SELECTOR, "figure.plot svg.plot")
+    entries = [g.get_attribute("data-label") for g in svg.find_elements(By.CSS_SELECTOR, "g.legend-entry")]
+    assert sorted(entries) == sorted(p["label"] for panel in doc["plot"] for p in panel["scored"] + panel["reported"])
+    sizes, boxes, outer = driver.execute_script("""
+        var svg=document.querySelector('figure.plot svg.plot');
+        var scale=svg.getBoundingClientRect().width/svg.viewBox.baseVal.width;
+        var texts=Array.from(svg.querySelectorAll('text.legend-text'));
+        var r=svg.getBoundingClientRect();
+        return [texts.map(function(t){return parseFloat(t.getAttribute('font-size'))*scale;}),
+                Array.from(svg.querySelectorAll('text.legend-text tspan, text.note tspan')).map(function(t){
+                  var b=t.getBoundingClientRect();return [b.left,b.top,b.right,b.bottom];}),
+                [r.left,r.top,r.right,r.bottom]];""")
+    assert sizes and min(sizes) >= min_px, sizes
+    for i, a in enumerate(boxes):
+        assert outer[0] <= a[0] and a[2] <= outer[2] + 0.5 and outer[1] <= a[1] and a[3] <= outer[3] + 0.5, (a, outer)
+        for b in boxes[i + 1:]:
+            overlap = min(a[2], b[2]) - max(a[0], b[0]) > 1 and min(a[3], b[3]) - max(a[1], b[1]) > 1
+            assert not overlap, (a, b)
+    return sizes
+
+
+def _shot(driver, path: Path, selector: str | None = None) -> None:
+    """The whole page, or one element of it, as the page lays it out from the top (the sticky
+    navigation bar in its place, not over the element)."""
+    import base64
+
+    driver.execute_script("window.scrollTo(0, 0)")
+    options: dict = {"format": "png", "captureBeyondViewport": True}
+    if selector:
+        x, y, w, h = driver.execute_script(
+            "var r=document.querySelector(arguments[0]).getBoundingClientRect();"
+            "return [r.left+window.scrollX, r.top+window.scrollY, r.width, r.height];", selector)
+        options["clip"] = {"x": x, "y": y, "width": w, "height": h, "scale": 1}
+    path.write_bytes(base64.b64decode(driver.execute_cdp_cmd("Page.captureScreenshot", options)["data"]))
+
+
+def test_a_visitor_sees_ranked_rows_marks_groups_and_the_plot(visitor_board: Path, tmp_path: Path) -> None:
+    """Seed groups, a newcomer's single run and chance floors, as a visitor sees them at 1280 and
+    1920 px: ranks, order and shown values agree; method rows open their group breakdown; best
+    marks go to contenders; the plot pairs one model on two benchmarks of one world, and its legend
+    is legible. Screenshots: the folder printed below (or $VLBENCH_SCREENSHOTS)."""
+    _require_browser()
+
+    doc = json.loads((visitor_board / "leaderboard.json").read_text(encoding="utf-8"))
+    _check_plot_data(doc, visitor_board.parent / "submissions")
+    boards = {b["benchmark"]: b for b in doc["boards"] if b["rows"] and not b["retired"]}
+    assert set(boards) == {"mini-decorrelated", "mini-shapes-retrieval", "mini-retrieval", "mini-grounding"}
+    assert [r["method"] for r in boards["mini-shapes-retrieval"]["rows"]][:2] == [
+        "mini-odmap arm 3 + synthetic (D')", NEWCOMER]  # the newcomer's 361.3 below the group's mean 375.7
+    page = (visitor_board / "index.html").resolve().as_uri()
+    shots = Path(os.environ.get("VLBENCH_SCREENSHOTS", tmp_path / "screenshots"))
+    shots.mkdir(parents=True, exist_ok=True)
+    print(f"\nscreenshots of the visitor's board: {shots}")
+    legend = {}
+    with watchdog(TEST_TIMEOUT_S, "the visitor's browser test"):
+        for width in (1280, 1920):
+            with browser(tmp_path / f"visitor-{width}", width, 1000) as driver:
+                driver.get(page)
+                _fits(driver)
+                for board in boards.values():
+                    _check_rows(driver, board)
+                    _check_marks(driver, board)
+                _check_group_breakdown(driver, boards["mini-decorrelated"])
+                legend[width] = _check_plot_on_page(driver, doc, min_px=13.0)
+                _shot(driver, shots / f"visitor-{width}.png")
+                _shot(driver, shots / f"visitor-plot-{width}.png", "figure.plot")
+                _shot(driver, shots / f"visitor-grounding-{width}.png", 'section[id^="board-mini-grounding-v"]')
+                _assert_offline(driver, page)
+    print(f"legend text as shown: {min(legend[1280]):.1f} px at 1280 px, {min(legend[1920]):.1f} px at 1920 px")
+    for name in ("visitor-1280.png", "visitor-1920.png", "visitor-plot-1280.png", "visitor-plot-1920.png",
+                 "visitor-grounding-1280.png"):
+        assert (shots / name).read_bytes().startswith(b"\x89PNG")
