@@ -15,15 +15,13 @@ from tests.harness.hub.standin import MAINTAINER, HubStandIn, Repo, running_stan
 from tests.harness.leaderboard.conftest import REPO, forbid_network, mini_random, watchdog
 from vlbench.cli import main
 
-pytest.importorskip("huggingface_hub")
-hub_constants = pytest.importorskip("huggingface_hub.constants")
-
 BOARD = "org/board"
 BOOT = ["--bootstrap", "100"]  # enough resamples for an interval; the suite stays fast
 
 
 @pytest.fixture
 def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[HubStandIn]:
+    hub_constants = pytest.importorskip("huggingface_hub.constants")
     attempts = forbid_network(monkeypatch)
     with watchdog(600, "a hub intake test"), running_standin() as standin:
         monkeypatch.setattr(hub_constants, "ENDPOINT", standin.url)
