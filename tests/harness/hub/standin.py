@@ -320,11 +320,15 @@ class _Handler(BaseHTTPRequestHandler):
         doc = json.loads(body)
         repo_type = doc.get("type") or "model"
         repo_id = f"{doc['organization']}/{doc['name']}" if doc.get("organization") else doc["name"]
-        if (repo_type, repo_id) in self.hub.repos:
-            self._error(409, "You already created this repo")
-            return
-        self.hub.add_repo(repo_type, repo_id, {}, owner=user)
-        self._reply(200, {"url": f"{self.hub.url}/{'' if repo_type == 'model' else repo_type + 's/'}{repo_id}"})
+        url = f"{self.hub.url}/{'' if repo_type == 'model' else repo_type + 's/'}{repo_id}"
+        existing = self.hub.repos.get((repo_type, repo_id))
+        if existing is not None and user not in existing.owners:  # another's namespace
+            self._error(403, "You don't have the rights to create a repo under this namespace")
+        elif existing is not None:
+            self._reply(409, {"error": "You already created this repo", "url": url})
+        else:
+            self.hub.add_repo(repo_type, repo_id, {}, owner=user)
+            self._reply(200, {"url": url})
 
     def validate_yaml(self, m: re.Match[str], query: dict, body: bytes, method: str) -> None:
         self._reply(200, {"errors": [], "warnings": []})
