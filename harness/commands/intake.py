@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from vlbench.commands import EXIT_OK, EXIT_USAGE
 
@@ -27,7 +28,9 @@ def add_parser(lsub: argparse._SubParsersAction) -> None:
     p.add_argument("--dry-run", action="store_true", help="print what would be done; write nothing to the hub")
     p.add_argument("--publish", action="store_true",
                    help="then build the board from main's submissions/ into --out and push it to the repo")
-    p.add_argument("--out", default="leaderboard", help="--publish: the built leaderboard folder (and its score cache)")
+    p.add_argument("--out", default="leaderboard",
+                   help="the built leaderboard folder: its score cache spares rescoring main's entries; --publish "
+                        "builds into it")
     p.add_argument("--title", default="vlbench leaderboard", help="--publish: the repo's title (README front matter)")
     p.add_argument("--data-dir", help="prepared data folder")
     p.add_argument("--bootstrap", type=BOOTSTRAP, default=1000)
@@ -40,13 +43,15 @@ def cmd_intake(args: argparse.Namespace) -> int:
     from vlbench.hub import check_repo_id, connect, plain
     from vlbench.hub.board import Scoring
     from vlbench.hub.intake import publish, run_intake
+    from vlbench.leaderboard.publish import CACHE_FOLDER
     from vlbench.submission import ValidationOptions
 
     check_repo_id(args.repo_id, args.repo_type)
     hub = connect(args.repo_id, args.repo_type)
+    cache = Path(args.out) / CACHE_FOLDER  # the scores of the last build, when there is one
     scoring = Scoring(ValidationOptions(data_dir=args.data_dir, max_bytes=args.max_bytes,
                                         max_decompressed=args.max_decompressed, max_errors=args.max_errors),
-                      resamples=args.bootstrap, seed=args.seed)
+                      resamples=args.bootstrap, seed=args.seed, cache_dir=cache if cache.is_dir() else None)
     report = run_intake(hub, scoring, merge=args.merge, dry_run=args.dry_run)
     n = len(report.outcomes)
     verb = "would be " if args.dry_run else ""

@@ -1,8 +1,9 @@
 """The board as main holds it, for the rank a submission would take.
 
 Main's entries of a benchmark are downloaded (within the caps) and scored as `leaderboard build`
-scores them; a score is kept for the run by the file's git oid, so after intake merges a pull
-request only the new entry is scored. Ranks follow `leaderboard.build.rank_board` exactly (the
+scores them, or taken from the build's score cache (`<out>/cache`, read only) when it holds them
+under the same key; a score is kept for the run by the file's git oid, so after intake merges a
+pull request nothing is scored again. Ranks follow `leaderboard.build.rank_board` exactly (the
 same order, and an entry shares the rank of the one above it when their main scores are equal or
 a paired bootstrap test on the same items cannot separate them), computed for the board once and
 then for a candidate from the one entry it would sit under (the ranks above it do not depend on
@@ -18,11 +19,13 @@ from typing import Any, Callable
 
 from vlbench.benchmark import Benchmark
 from vlbench.errors import InvalidSubmission
+from vlbench.ground_truth import locate_ground_truth
+from vlbench.hashing import sha256_file
 from vlbench.hub import Hub
 from vlbench.hub.layout import ENTRY, SUBMISSIONS, place
 from vlbench.hub.pulls import Trees, download, oid, size_of
 from vlbench.leaderboard.build import Entry
-from vlbench.leaderboard.cache import canonical
+from vlbench.leaderboard.cache import ScoreCache, cache_key, canonical
 from vlbench.registry import registry
 from vlbench.scoring import score_file
 from vlbench.stats import paired_bootstrap
@@ -37,6 +40,7 @@ class Scoring:
     resamples: int = 1000
     seed: int = 0
     alpha: float = 0.05
+    cache_dir: Path | None = None  # a built leaderboard's score cache, read only
 
 
 @dataclass
@@ -63,6 +67,8 @@ class MainBoards:
         self.scored: dict[str, Entry | None] = {}  # git oid -> entry (None: not a valid entry)
         self.pvalues: dict[tuple[str, str], float] = {}
         self.boards: dict[tuple[str, str], list[Ranked]] = {}  # (main commit, benchmark) -> ranked
+        self.cache = ScoreCache(scoring.cache_dir) if scoring.cache_dir is not None else None
+        self.ground_truth: dict[str, str] = {}
 
     def files(self, main: str, benchmark: str) -> dict[str, Any]:
         """Main's files in the benchmark's folder: repo path -> listing entry."""
@@ -77,11 +83,20 @@ class MainBoards:
         found = self.scored[key]
         return None if found is None else dataclasses.replace(found, path=path.split("/", 1)[1])
 
+    def remember(self, file_oid: str, entry: Entry) -> None:
+        """A candidate's score, kept for when main holds the same bytes (after its merge)."""
+        if file_oid:
+            self.scored.setdefault(file_oid, entry)
+
     def _score_main(self, path: str, revision: str, listed: Any) -> Entry | None:
         benchmark = path.split("/")[1]
         if place(path, registry().benchmarks).kind != ENTRY or size_of(listed) > self.scoring.options.max_bytes:
             return None
         local = download(self.hub, path, revision, self.workdir)
+        if self.cache is not None:
+            hit, cached = self._cached(benchmark, local)
+            if hit:
+                return None if cached is None or cached.result is None else Entry(path, cached.result, cached.items)
         try:
             ev = score_file(local, self.scoring.options, bootstrap=self.scoring.resamples, seed=self.scoring.seed)
         except InvalidSubmission:
@@ -89,6 +104,17 @@ class MainBoards:
         if ev.result.benchmark != benchmark:
             return None
         return Entry(path, canonical(ev.result), ev.items)
+
+    def _cached(self, benchmark_id: str, local: Path) -> tuple[bool, Any]:
+        """The build's cache entry for this file, under the key `leaderboard.build.build` uses."""
+        assert self.cache is not None
+        benchmark = registry().benchmark(benchmark_id)
+        if benchmark_id not in self.ground_truth:
+            self.ground_truth[benchmark_id] = locate_ground_truth(benchmark, self.scoring.options.data_dir).combined_sha256
+        key = cache_key(f"{sha256_file(local)} bootstrap {self.scoring.resamples} seed {self.scoring.seed}", benchmark,
+                        self.ground_truth[benchmark_id])
+        found = self.cache.get(benchmark, key)
+        return found is not None, found
 
     def ranked(self, main: str, benchmark: Benchmark) -> list[Ranked]:
         key = (main, benchmark.id)

@@ -205,6 +205,7 @@ class Reviewer:
         if on_main is not None and getattr(on_main, "blob_id", None) != change.oid:
             self._check_owner(f, pull, main, on_main)
         candidate = Entry(change.path.split("/", 1)[1], f.result, ev.items)
+        self.boards.remember(change.oid, candidate)
         placed = self.boards.place(main, benchmark, candidate, change.oid)
         f.rank, f.board_size, f.shared_rank = placed.rank, placed.size, placed.shared
 

@@ -64,3 +64,35 @@ def test_rank_matches_rank_board(hub: HubStandIn, board: Repo, tmp_path: Path, m
         assert placed.shared == (want != index + 1)
         shared.add(placed.shared)
     assert shared == {True, False}  # both kinds of rank were checked
+
+
+def test_main_entries_come_from_the_builds_score_cache(hub: HubStandIn, board: Repo, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the score cache of a build of the same files (same resamples and seed), main's entries
+    are not scored again, and rank the same."""
+    from vlbench.leaderboard import build_and_publish
+
+    files = {"a.json": entry(1, "A"), "b.json": entry(2, "B")}
+    hub.commit_to(board, "refs/heads/main", "maintainer", "entries",
+                  {f"submissions/mini-retrieval/{n}": d for n, d in files.items()})
+    local = tmp_path / "submissions" / "mini-retrieval"
+    local.mkdir(parents=True)
+    for path, data in board.files().items():
+        if path.startswith("submissions/mini-retrieval/"):
+            (local / path.rsplit("/", 1)[1]).write_bytes(data)
+    build_and_publish(tmp_path / "submissions", tmp_path / "leaderboard", resamples=RESAMPLES, quiet=True)
+    monkeypatch.setenv("HF_TOKEN", "hf_maintainer")
+    client = connect(BOARD, "dataset")
+    main = board.refs["refs/heads/main"]
+    benchmark = registry().benchmark("mini-retrieval")
+    plain = MainBoards(client, Trees(client), Scoring(ValidationOptions(), resamples=RESAMPLES), tmp_path / "w1")
+    expected = [(r.entry.path, r.entry.rank, r.entry.result.scores) for r in plain.ranked(main, benchmark)]
+
+    def no_scoring(*args: object, **kwargs: object) -> None:
+        raise AssertionError("scored although the cache holds it")
+
+    monkeypatch.setattr("vlbench.hub.board.score_file", no_scoring)
+    cached = MainBoards(client, Trees(client), Scoring(ValidationOptions(), resamples=RESAMPLES,
+                                                       cache_dir=tmp_path / "leaderboard" / "cache"), tmp_path / "w2")
+    assert [(r.entry.path, r.entry.rank, r.entry.result.scores) for r in cached.ranked(main, benchmark)] == expected
+    assert len(expected) == 3
