@@ -5,13 +5,16 @@ is measured against: `vlbench leaderboard build` scoring the same submission fil
 The 100 pull requests, each from its own account, opened on a board whose main holds the shipped
 mini submissions: 80 valid new entries (mini-retrieval, mini-decorrelated, mini-grounding; random
 rankings and boxes, one seed each), 10 invalid files, 5 gzip bombs (each inflating past the cap),
-5 that also change files outside submissions/ (closed). Three runs, each timed as a process:
+5 that also change files outside submissions/ (closed). Timed as processes, in order:
+0. leaderboard build of main's submissions (the board as the maintainers last built it; its score
+   cache is what intake reads main's entries from, as a scheduled job keeps it);
 1. intake --merge on the 100: every pull request read, diffed, checked, scored with 1,000 bootstrap
    resamples, ranked against main (which grows with every merge), commented, merged or closed;
 2. the same command again: nothing new (what a scheduled run costs when nothing happened);
-3. leaderboard build of main's submissions before the run plus the 80 valid files, into a fresh
-   folder (no score cache), with the same resamples: the scoring the first run cannot avoid.
-The stand-in serves from a thread of this process, on the same 2 cores.
+3. the floor: leaderboard build of main plus the 80 valid files with the cache of step 0, which
+   scores (and ranks) exactly the 80 new entries: the work run 1 cannot avoid.
+The stand-in serves from a thread of this process, on the same 2 cores (its CPU is not in the
+processes' CPU times).
 Usage: python benchmarks/bench_intake.py [--prs 100] [--bootstrap 1000]
 """
 
@@ -22,6 +25,7 @@ import gzip
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,8 +99,20 @@ def main() -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING_FACE"))}
         env.update(HF_ENDPOINT=hub.url, HF_TOKEN=MAINTAINER, HF_HOME=str(Path(tmp) / "hf-home"),
                    HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_PROGRESS_BARS="1")
-        intake = [sys.executable, "-m", "vlbench", "leaderboard", "intake", "--repo-id", BOARD, "--merge",
-                  "--bootstrap", str(args.bootstrap)]
+        work = Path(tmp)
+        main_subs, full_subs = work / "main", work / "full"
+        for root, files in ((main_subs, main_before), (full_subs, {**main_before, **valid})):
+            for path, data in files.items():
+                if path.startswith("submissions/"):
+                    (root / path).parent.mkdir(parents=True, exist_ok=True)
+                    (root / path).write_bytes(data)
+        boot = ["--bootstrap", str(args.bootstrap)]
+        build = [sys.executable, "-m", "vlbench", "leaderboard", "build", "--quiet", *boot]
+        before_wall, before_cpu, _ = timed([*build, "--submissions", str(main_subs / "submissions"),
+                                            "--out", str(work / "leaderboard")], env)
+        shutil.copytree(work / "leaderboard", work / "floor")
+        intake = [sys.executable, "-m", "vlbench", "leaderboard", "intake", "--repo-id", BOARD, "--merge", *boot,
+                  "--out", str(work / "leaderboard")]
         requests0 = len(hub.requests)
         first_wall, first_cpu, first = timed(intake, env)
         requests1 = len(hub.requests)
@@ -105,17 +121,12 @@ def main() -> None:
         statuses = [d.status for d in repo.discussions.values()]
         comments = sum(e["type"] == "comment" and e["author"]["name"] == "maintainer"
                        for d in repo.discussions.values() for e in d.events)
-        # the floor: the same files scored by a local build, no cache
-        subs = Path(tmp) / "board"
-        for path, data in {**main_before, **valid}.items():
-            if path.startswith("submissions/"):
-                (subs / path).parent.mkdir(parents=True, exist_ok=True)
-                (subs / path).write_bytes(data)
-        build = [sys.executable, "-m", "vlbench", "leaderboard", "build", "--submissions", str(subs / "submissions"),
-                 "--out", str(Path(tmp) / "leaderboard"), "--bootstrap", str(args.bootstrap), "--quiet"]
-        build_wall, build_cpu, built = timed(build, env)
+        build_wall, build_cpu, built = timed([*build, "--submissions", str(full_subs / "submissions"),
+                                              "--out", str(work / "floor")], env)
     print(f"{args.prs} open pull requests ({len(valid)} valid new entries), bootstrap {args.bootstrap}, "
           f"{os.cpu_count()} CPUs")
+    print(f"main's board built before (step 0, {len(main_before) - 2} files): {before_wall:.1f} s wall, "
+          f"{before_cpu:.1f} s CPU")
     print(f"first run (intake --merge): {first_wall:.1f} s wall, {first_cpu:.1f} s CPU, "
           f"{requests1 - requests0} requests; {first_wall / args.prs:.2f} s per pull request")
     print(f"  {first.stdout.strip().splitlines()[-1]}")
@@ -123,7 +134,7 @@ def main() -> None:
           f"{statuses.count('open')} open; {comments} comments")
     print(f"second run (nothing new): {second_wall:.1f} s wall, {second_cpu:.1f} s CPU, {requests2 - requests1} requests")
     print(f"  {second.stdout.strip().splitlines()[-1]}")
-    print(f"leaderboard build of the same files (the scoring floor): {build_wall:.1f} s wall, {build_cpu:.1f} s CPU")
+    print(f"leaderboard build of main + the {len(valid)} valid files with step 0's cache (the floor): {build_wall:.1f} s wall, {build_cpu:.1f} s CPU")
     print(f"  {built.stdout.strip().splitlines()[-1]}")
     print(f"ratio first intake run / build: {first_wall / build_wall:.2f}x wall, {first_cpu / build_cpu:.2f}x CPU")
 

@@ -100,7 +100,11 @@ def _text(value: object) -> str | None:
 
 
 def same_team(a: str | None, b: str | None) -> bool:
-    return a is not None and b is not None and " ".join(a.casefold().split()) == " ".join(b.casefold().split())
+    """The same `meta.team`, case and spacing aside (no team on either side is the same, too)."""
+    def norm(team: str | None) -> str:
+        return " ".join((team or "").casefold().split())
+
+    return norm(a) == norm(b)
 
 
 @dataclass

@@ -94,3 +94,4 @@ def test_saved_login_token_and_existing_entries(hub: HubStandIn, board: Repo, tm
     out = capsys.readouterr().out
     assert "is on the board already; intake merges the change only if that entry is your own" in out
     assert board.pull(1).author == "carol"
+
