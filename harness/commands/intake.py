@@ -47,6 +47,12 @@ def cmd_intake(args: argparse.Namespace) -> int:
     from vlbench.submission import ValidationOptions
 
     check_repo_id(args.repo_id, args.repo_type)
+    if args.publish and not args.dry_run:
+        from vlbench.ground_truth import default_data_dir
+        from vlbench.leaderboard.ownership import check_out
+
+        # refuse an --out the build may not replace before anything is merged
+        check_out(args.out, [("the data folder", args.data_dir if args.data_dir is not None else default_data_dir())])
     hub = connect(args.repo_id, args.repo_type)
     cache = Path(args.out) / CACHE_FOLDER  # the scores of the last build, when there is one
     scoring = Scoring(ValidationOptions(data_dir=args.data_dir, max_bytes=args.max_bytes,

@@ -373,3 +373,18 @@ def test_stand_in_refuses_what_the_hub_refuses(hub: HubStandIn, board: Repo) -> 
     num = open_pr(hub, "hf_bob", {"submissions/mini-retrieval/b.json": entry(1, "B")})
     with pytest.raises(Exception, match="403"):
         participant(hub, "hf_bob").merge_pull_request(BOARD, num, repo_type="dataset")
+
+
+def test_publish_refuses_a_folder_it_did_not_write_before_touching_the_hub(hub: HubStandIn, board: Repo,
+                                                                           tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    num = open_pr(hub, "hf_alice", {ALPHA: entry(1, "Alpha", "A")})
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    before = len(hub.requests)
+    assert intake(monkeypatch, "--merge", "--publish", "--out", str(mine)) == 2
+    assert "error: --out" in capsys.readouterr().err
+    assert hub.requests[before:] == [] and board.pull(num).status == "open"
+    assert (mine / "notes.txt").read_text() == "mine"
