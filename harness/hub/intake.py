@@ -81,9 +81,12 @@ def _handle(hub: Hub, reviewer: Reviewer, num: int, heads: dict[int, str], outco
     if pull.status not in OPEN:
         outcome.note = f"{pull.status} since the listing"
         return
-    if pull.head is None or pull.base is None:
+    if pull.head is None:
         outcome.note = "no commit yet"
         return
+    if pull.base is None:
+        raise HubFailure(f"cannot tell where pull request #{num} started: the hub's record of its first commit "
+                         "names no parent")
     marker = pull.marker_for(pull.head)
     if marker is not None:
         outcome.verdict = marker.verdict
