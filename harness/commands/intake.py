@@ -58,7 +58,7 @@ def cmd_intake(args: argparse.Namespace) -> int:
     scoring = Scoring(ValidationOptions(data_dir=args.data_dir, max_bytes=args.max_bytes,
                                         max_decompressed=args.max_decompressed, max_errors=args.max_errors),
                       resamples=args.bootstrap, seed=args.seed, cache_dir=cache if cache.is_dir() else None)
-    report = run_intake(hub, scoring, merge=args.merge, dry_run=args.dry_run)
+    report = run_intake(hub, scoring, merge=args.merge, dry_run=args.dry_run, debug=getattr(args, "debug", False))
     n = len(report.outcomes)
     verb = "would be " if args.dry_run else ""
     print(f"{n} open pull request{'s' if n != 1 else ''} in {args.repo_type} {args.repo_id} (as {plain(hub.user, 60)}): "

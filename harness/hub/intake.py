@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +58,7 @@ class IntakeReport:
 
 
 def run_intake(hub: Hub, scoring: Scoring, *, merge: bool = False, dry_run: bool = False,
-               echo: Callable[[str], None] = print) -> IntakeReport:
+               echo: Callable[[str], None] = print, debug: bool = False) -> IntakeReport:
     report = IntakeReport()
     listed = open_pulls(hub)  # all of them first: see the module's docstring
     heads = pull_heads(hub) if listed else {}
@@ -70,6 +71,12 @@ def run_intake(hub: Hub, scoring: Scoring, *, merge: bool = False, dry_run: bool
             except (HubFailure, NotReviewable) as exc:
                 report.failures.append(f"#{item.num}: {plain(str(exc), 400)}")
                 outcome.note = "could not be handled (see below); the next run retries it"
+            except Exception as exc:  # a bug met on one pull request must not hold up the others
+                report.failures.append(f"#{item.num}: internal error ({type(exc).__name__}: {plain(str(exc), 300)}); "
+                                       "this is a bug in vlbench: please report it with the output of --debug")
+                outcome.note = "could not be handled (see below)"
+                if debug:
+                    traceback.print_exception(type(exc), exc, exc.__traceback__)
             report.outcomes.append(outcome)
             echo(outcome.line())
     return report

@@ -388,3 +388,24 @@ def test_publish_refuses_a_folder_it_did_not_write_before_touching_the_hub(hub: 
     assert "error: --out" in capsys.readouterr().err
     assert hub.requests[before:] == [] and board.pull(num).status == "open"
     assert (mine / "notes.txt").read_text() == "mine"
+
+
+def test_a_bug_met_on_one_pull_request_does_not_hold_up_the_others(hub: HubStandIn, board: Repo,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from vlbench.hub import review
+
+    first = open_pr(hub, "hf_bob", {"submissions/mini-retrieval/odd.json": b"{}"})
+    second = open_pr(hub, "hf_alice", {ALPHA: entry(1, "Alpha", "A")})
+    real = review.place
+
+    def failing(path: str, benchmarks: object) -> object:
+        if path.endswith("odd.json"):
+            raise ValueError("a bug")
+        return real(path, benchmarks)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(review, "place", failing)
+    assert intake(monkeypatch, "--merge") == 2
+    err = capsys.readouterr().err
+    assert f"error: #{first}: internal error (ValueError: a bug); this is a bug in vlbench" in err
+    assert maintainer_comments(board, first) == [] and board.pull(second).status == "merged"
