@@ -114,6 +114,11 @@ def _handle(hub: Hub, reviewer: Reviewer, num: int, heads: dict[int, str], outco
             outcome.actions.append("would comment")
             echo(f"  comment #{num} would get:\n" + "\n".join("    " + line for line in text.splitlines()))
         else:
+            # Checking took a while: if another intake run (one at a time is the rule, but a
+            # scheduled and a manual run can meet) commented on this commit meanwhile, leave it.
+            if read_pull(hub, num, {num: pull.head}).marker_for(pull.head) is not None:
+                outcome.note += "; another intake run commented on this commit meanwhile: left to it"
+                return
             hub.call(f"commenting on #{num}", hub.api.comment_discussion, hub.repo_id, num, text)
             outcome.actions.append("commented")
     elif review.verdict != marker.verdict:

@@ -409,3 +409,27 @@ def test_a_bug_met_on_one_pull_request_does_not_hold_up_the_others(hub: HubStand
     err = capsys.readouterr().err
     assert f"error: #{first}: internal error (ValueError: a bug); this is a bug in vlbench" in err
     assert maintainer_comments(board, first) == [] and board.pull(second).status == "merged"
+
+
+def test_a_comment_made_meanwhile_by_another_run_is_not_repeated(hub: HubStandIn, board: Repo,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Two runs that meet (a scheduled and a manual one): the one that finishes checking second
+    sees the first one's comment on the commit and leaves the pull request to it."""
+    from vlbench.hub import review as review_module
+    from vlbench.hub.markers import Marker
+
+    num = open_pr(hub, "hf_alice", {ALPHA: entry(1, "Alpha", "A")})
+    head = board.refs[f"refs/pr/{num}"]
+    real = review_module.Reviewer.review
+
+    def slow_review(self: object, pull: object, main: str) -> object:
+        result = real(self, pull, main)  # type: ignore[arg-type]
+        # meanwhile, the other run posts its comment
+        board.pull(num).events.append(hub.comment_event("maintainer", Marker(head, "ready", "alice", (ALPHA,)).text()))
+        return result
+
+    monkeypatch.setattr(review_module.Reviewer, "review", slow_review)
+    assert intake(monkeypatch, "--merge") == 0
+    assert len(maintainer_comments(board, num)) == 1 and board.pull(num).status == "open"
+    assert "another intake run commented on this commit meanwhile" in capsys.readouterr().out
