@@ -49,7 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
-from urllib.parse import parse_qs, quote, unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 TOKENS = {"hf_maintainer": "maintainer", "hf_alice": "alice", "hf_bob": "bob", "hf_carol": "carol"}
 MAINTAINER = "hf_maintainer"
@@ -639,7 +639,3 @@ class running_standin:
         self.stop.set()
         self.thread.join(timeout=5)
 
-
-def pr_url(hub: HubStandIn, repo: Repo, num: int) -> str:
-    prefix = "" if repo.type == "model" else f"{repo.type}s/"
-    return f"{hub.url}/{prefix}{quote(repo.id)}/discussions/{num}"
