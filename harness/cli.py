@@ -15,6 +15,8 @@ from typing import Any
 from vlbench import __version__
 from vlbench.api import MAX_ERRORS, MAX_FILE_BYTES, MAX_RESAMPLES, MAX_SEED
 from vlbench.commands import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from vlbench.commands import intake as hub_intake
+from vlbench.commands import submit as hub_submit
 from vlbench.commands.output import print_issues, simple_table
 from vlbench.errors import InvalidSubmission, VlbenchError, clip
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
@@ -119,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", type=COMPARE_BOOTSTRAP, default=1000, help="paired resamples (1 to 100,000)")
     p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--json", action="store_true")
+    hub_submit.add_parser(sub)
 
     lb = sub.add_parser("leaderboard", help="build the leaderboard tables from the submissions folder")
     lsub = lb.add_subparsers(dest="leaderboard_command", metavar="LEADERBOARD_COMMAND", parser_class=_Parser)
@@ -143,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folder", default="leaderboard", help="the built folder to upload")
     p.add_argument("--title", default="vlbench leaderboard", help="the repo's title (README front matter)")
     p.add_argument("--dry-run", action="store_true", help="list what would be uploaded; upload nothing")
+    hub_intake.add_parser(lsub)
 
     # Importers and data builders belong to task packages, which add their commands to these
     # groups through registry.cli_plugins (e.g. `import grounding`, `data mini`).
