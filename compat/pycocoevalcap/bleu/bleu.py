@@ -19,8 +19,9 @@ class Bleu:
 
     def __init__(self, n: int = 4) -> None:
         if type(n) is not int or not 1 <= n <= MAX_N:
-            raise ValueError(f"vlbench.compat computes BLEU up to {MAX_N}-grams, so n must be 1 to {MAX_N}, "
-                             f"not {n!r}")
+            # pycocoevalcap 1.2 counts n-grams up to 4 whatever n is, and fails (IndexError) above
+            raise ValueError(f"Bleu's n must be 1 to {MAX_N} (pycocoevalcap 1.2 counts {MAX_N}-grams at most "
+                             f"and fails on a larger n), not {n!r}")
         self._n = n
         self._hypo_for_image: dict[Any, Any] = {}
         self.ref_for_image: dict[Any, Any] = {}
@@ -31,10 +32,11 @@ class Bleu:
         n = self._n
         stats, score, per_image = bleu(cands, refs, n)
         if verbose > 1:
+            # pycocoevalcap cooks each image with its default n = 4, whatever Bleu's n
             for row, c, rs in zip(stats.tolist(), cands, refs):
                 comps = {"reflen": [len(r.split()) for r in rs], "testlen": len(c.split()),
-                         "guess": [int(x) for x in row[MAX_N : MAX_N + n]],
-                         "correct": [int(x) for x in row[:n]]}
+                         "guess": [int(x) for x in row[MAX_N : 2 * MAX_N]],
+                         "correct": [int(x) for x in row[:MAX_N]]}
                 print(comps, int(row[2 * MAX_N + 1]))
         if verbose > 0:
             total = stats.sum(axis=0).tolist()

@@ -19,9 +19,12 @@ class Cider:
 
     def __init__(self, test: Any = None, refs: Any = None, n: int = MAX_N, sigma: float = CIDER_SIGMA) -> None:
         # test and refs are accepted and ignored, as pycocoevalcap ignores them
-        if n != MAX_N or sigma != CIDER_SIGMA:
-            raise ValueError(f"vlbench.compat computes CIDEr-D with n={MAX_N} and sigma={CIDER_SIGMA} "
-                             f"(pycocoevalcap's defaults, which COCO results use), not n={n!r}, sigma={sigma!r}")
+        if type(n) is not int or n < MAX_N:
+            raise ValueError(f"Cider's n must be at least {MAX_N}, not {n!r}: pycocoevalcap 1.2 counts n-grams "
+                             f"up to {MAX_N} whatever n is, and fails (IndexError) on a smaller n")
+        if sigma != CIDER_SIGMA:
+            raise ValueError(f"vlbench.compat computes CIDEr-D with pycocoevalcap's sigma={CIDER_SIGMA} (every "
+                             f"published CIDEr uses it), not sigma={sigma!r}")
         self._n = n
         self._sigma = sigma
 
@@ -32,6 +35,10 @@ class Cider:
             raise ValueError("CIDEr needs at least one reference with a word: every reference is empty"
                              if refs else "CIDEr needs at least one image: gts and res are empty")
         score = cider_d(cands, refs)
+        if self._n > MAX_N:
+            # pycocoevalcap's quirk: orders above 4 have no n-grams, so they add zeros to the mean
+            # over its n orders
+            score = score * (MAX_N / self._n)
         return np.mean(score), score
 
     def method(self) -> str:
