@@ -78,8 +78,8 @@ def check_equal(real: dict, ours: dict) -> float:
     worst = 0.0
     for name, (score, per) in real.items():
         tol = 1e-9 if name == "METEOR" else 1e-12
-        a = np.array([score, *np.ravel(np.array(per, dtype=float))])
-        b = np.array([ours[name][0], *np.ravel(np.array(ours[name][1], dtype=float))])
+        a = np.concatenate([np.ravel(np.array(score, dtype=float)), np.ravel(np.array(per, dtype=float))])
+        b = np.concatenate([np.ravel(np.array(ours[name][0], dtype=float)), np.ravel(np.array(ours[name][1], dtype=float))])
         d = float(np.max(np.abs(a - b)))
         assert d <= tol, (name, d)
         worst = max(worst, d)

@@ -9,6 +9,7 @@ import contextlib
 import gzip
 import io
 import json
+import os
 import random
 import shutil
 import tarfile
@@ -22,7 +23,7 @@ from compat_inputs import entity_trees
 from vlbench.compat.mdetr import Flickr30kEntitiesRecallEvaluator, FlickrEvaluator
 from vlbench.tasks.grounding.reference import MdetrStyleEvaluator
 
-REALDATA = Path(__file__).resolve().parents[4] / "shared" / "realdata"
+REALDATA = Path(os.environ.get("VLBENCH_REALDATA", Path(__file__).resolve().parents[4] / "shared" / "realdata"))
 ENTITIES = REALDATA / "flickr30k_entities" / "sentences_annotations_test_val.tar.gz"
 
 
