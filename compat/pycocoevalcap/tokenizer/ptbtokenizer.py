@@ -15,6 +15,9 @@ from typing import Any
 
 from vlbench.compat._captioning import LINE_BREAKS, ptb_tokenize
 
+# the tokens pycocoevalcap drops after tokenizing (its module constant, in its order)
+PUNCTUATIONS = ["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";"]
+
 # the jar ends a line at these too, but pycocoevalcap replaces only "\n"
 _OTHER_BREAKS = re.compile("[" + re.escape(LINE_BREAKS.replace("\n", "")) + "]")
 

@@ -126,3 +126,11 @@ def test_tokenizer_equals_the_jar_per_call():
     ]
     for call in calls:
         assert PTBTokenizer().tokenize(call) == RealTokenizer().tokenize(call)
+
+
+def test_the_drop_list_constant_is_pycocoevalcaps():
+    from pycocoevalcap.tokenizer import ptbtokenizer as real
+
+    from vlbench.compat.pycocoevalcap.tokenizer.ptbtokenizer import PUNCTUATIONS
+
+    assert PUNCTUATIONS == real.PUNCTUATIONS
