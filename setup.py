@@ -1,7 +1,7 @@
 """Install the repository's folders under the single import name `vlbench`.
 
-The engine (`harness/`) is the `vlbench` package itself; `tasks/` and `baselines/` become
-`vlbench.tasks` and `vlbench.baselines`. Declarative metadata stays in pyproject.toml; only the
+The engine (`harness/`) is the `vlbench` package itself; `tasks/`, `baselines/` and `compat/` become
+`vlbench.tasks`, `vlbench.baselines` and `vlbench.compat` (the drop-ins for pycocoevalcap and MDETR). Declarative metadata stays in pyproject.toml; only the
 package mapping lives here, because it is computed from the folders (new subpackages need no edit).
 
 Two optional C extensions: METEOR's aligner (`tasks/captioning/_meteor_align.c`) and the pass over
@@ -14,7 +14,12 @@ from pathlib import Path
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-ROOTS = {"vlbench": "harness", "vlbench.tasks": "tasks", "vlbench.baselines": "baselines"}
+ROOTS = {
+    "vlbench": "harness",
+    "vlbench.tasks": "tasks",
+    "vlbench.baselines": "baselines",
+    "vlbench.compat": "compat",
+}
 
 
 def packages() -> list[str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "harness", "tasks", "baselines")
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "harness", "tasks", "baselines", "compat")
 
 pytestmark = pytest.mark.install
 
@@ -48,7 +48,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_one_top_level_name(installed: Path) -> None:
     names = {p.name for p in installed.iterdir()} - {"bin"}
     assert {n for n in names if not n.endswith(".dist-info")} == {"vlbench"}, names
-    assert {"tasks", "baselines", "schemas"} <= {p.name for p in (installed / "vlbench").iterdir()}
+    assert {"tasks", "baselines", "compat", "schemas"} <= {p.name for p in (installed / "vlbench").iterdir()}
     shipped = installed / "vlbench" / "tasks" / "mini" / "data"
     assert any(shipped.iterdir()), "the mini ground truth must ship in the package"
 
@@ -62,9 +62,16 @@ sys.path[:0] = [{str(installed)!r}, {deps!r}]
 import vlbench
 assert vlbench.__file__.startswith({str(installed)!r}), vlbench.__file__
 record = vlbench.score({str(submission)!r}, bootstrap=20)
-hidden = [n for n in ("harness", "tasks", "baselines") if importlib.util.find_spec(n) is not None]
+hidden = [n for n in ("harness", "tasks", "baselines", "compat") if importlib.util.find_spec(n) is not None]
+# the drop-ins, from the installed copy too
+from vlbench.compat.mdetr import FlickrEvaluator
+from vlbench.compat.pycocoevalcap.bleu.bleu import Bleu
+from vlbench.compat.pycocoevalcap.eval import COCOEvalCap
+bleu, _ = Bleu(4).compute_score({{1: ["a dog runs"], 2: ["a cat sits"]}}, {{1: ["a dog runs"], 2: ["a cat"]}}, verbose=0)
 print(json.dumps({{"rsum": record.scores["RSUM"], "visible": hidden,
-                  "task_file": sys.modules["vlbench.tasks"].__file__}}))
+                  "task_file": sys.modules["vlbench.tasks"].__file__,
+                  "compat_file": sys.modules["vlbench.compat.pycocoevalcap.eval"].__file__,
+                  "bleu1": bleu[0]}}))
 """
     # -S: no site (no .pth, so no editable install); -I would also drop the cwd, done by cwd=
     done = subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path, capture_output=True,
@@ -73,6 +80,8 @@ print(json.dumps({{"rsum": record.scores["RSUM"], "visible": hidden,
     out = json.loads(done.stdout)
     assert out["visible"] == []
     assert out["task_file"].startswith(str(installed))
+    assert out["compat_file"].startswith(str(installed))
+    assert 0.5 < out["bleu1"] < 1
     # the same numbers as the checkout's own code
     import vlbench
 

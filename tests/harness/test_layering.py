@@ -1,4 +1,5 @@
-"""The engine never imports its plugins: tasks and baselines depend on `vlbench`, not the reverse.
+"""The engine never imports its plugins: tasks, baselines and the compat drop-ins depend on
+`vlbench`, not the reverse.
 
 The registry finds task packages by walking the `vlbench.tasks` package (`registry.registry`,
 `registry.cli_plugins`); no other module under harness/ may name a task or baseline module.
@@ -10,7 +11,7 @@ import ast
 from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
-PLUGINS = ("vlbench.tasks", "vlbench.baselines", "tasks", "baselines")
+PLUGINS = ("vlbench.tasks", "vlbench.baselines", "vlbench.compat", "tasks", "baselines", "compat")
 # The discovery root itself (not a module inside it) may be imported by the registry only.
 DISCOVERY = {"registry.py": {"vlbench.tasks"}}
 
@@ -53,6 +54,7 @@ def test_the_scan_sees_imports() -> None:
         "import vlbench.tasks.grounding\n"
         "from vlbench.tasks.mini import write_mini_benchmark\n"
         "from vlbench.baselines import cli\n"
+        "from vlbench.compat.pycocoevalcap.eval import COCOEvalCap\n"
         "import tasks\n"
         "def f():\n"
         "    from vlbench.tasks import grounding\n"
@@ -60,7 +62,7 @@ def test_the_scan_sees_imports() -> None:
     )
     names = [name for _, name in _imports(ast.parse(source)) if _is_plugin(name)]
     assert {"vlbench.tasks.grounding", "vlbench.tasks.mini", "vlbench.baselines.cli", "tasks",
-            "vlbench.baselines.run"} <= set(names)
+            "vlbench.baselines.run", "vlbench.compat.pycocoevalcap.eval"} <= set(names)
 
 
 def test_the_statistics_need_only_the_item_tables() -> None:

@@ -1,0 +1,1 @@
+"""pycocoevalcap 1.2's `bleu` package (see `bleu/bleu.py`)."""

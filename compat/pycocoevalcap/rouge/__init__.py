@@ -1,0 +1,1 @@
+"""pycocoevalcap 1.2's `rouge` package (see `rouge/rouge.py`)."""
