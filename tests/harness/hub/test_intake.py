@@ -365,6 +365,31 @@ def test_publish_builds_and_pushes_the_board(hub: HubStandIn, board: Repo, tmp_p
     assert (out / "index.html").is_file()
 
 
+def test_a_seed_joins_its_method_and_the_comment_gives_the_published_row(
+        hub: HubStandIn, board: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeds of one method are one row of the board: a second seed's comment says it joins the
+    method, and the rank and row count of the last pull request's comment are the published board's."""
+    open_pr(hub, "hf_alice", {ALPHA: entry(1, "Alpha (seed 0)", "A")})
+    open_pr(hub, "hf_alice", {"submissions/mini-retrieval/alpha-1.json": entry(2, "Alpha (seed 1)", "A")})
+    open_pr(hub, "hf_bob", {"submissions/mini-retrieval/beta-0.json": entry(3, "Beta seed=0", "B"),
+                            "submissions/mini-retrieval/beta-1.json": entry(4, "Beta seed=1", "B")})
+    out = tmp_path / "leaderboard"
+    assert intake(monkeypatch, "--merge", "--publish", "--out", str(out)) == 0
+    assert [board.pull(n).status for n in (1, 2, 3)] == ["merged"] * 3
+    second = maintainer_comments(board, 2)[0]
+    assert "joins method Alpha (2 seeds with it): its row shows their mean, RSUM" in second
+    assert "joins method" not in maintainer_comments(board, 1)[0]
+    published = json.loads(board.files()["leaderboard.json"])
+    [rows] = [b["rows"] for b in published["boards"] if b["benchmark"] == "mini-retrieval"]
+    assert [(r["method"], r["seeds"]) for r in rows if r["seeds"]] == sorted(
+        [("Alpha", 2), ("Beta", 2)], key=lambda m: [r["method"] for r in rows].index(m[0]))
+    beta = next(r for r in rows if r["method"] == "Beta")
+    third = maintainer_comments(board, 3)[0]
+    cells = [line.split(" | ")[-1] for line in third.splitlines() if line.startswith("| submissions")]
+    assert len(cells) == 2 and all(c.startswith(f"{beta['rank']} of {len(rows)}") for c in cells), (cells, rows)
+    assert third.count("joins method Beta (2 seeds with it)") == 2
+
+
 def test_stand_in_refuses_what_the_hub_refuses(hub: HubStandIn, board: Repo) -> None:
     """The stand-in's own rules the tests rely on: participants cannot write to main or merge."""
     with pytest.raises(Exception, match="403"):
