@@ -64,7 +64,7 @@ def _score_row(f: FileReview) -> str:
             f"{md(rank)} |")
 
 
-RANKS = ("Ranks are those of the board `leaderboard build` would publish from main with this pull "
+RANKS = ("Ranks are those of the board `vlbench leaderboard build` would publish from main with this pull "
          "request's entries: they count its rows (a method's seeds are one row, ranked by their mean), and "
          "rows share a rank where a paired bootstrap test cannot separate them.")
 

@@ -159,9 +159,13 @@ def test_python_file_or_readme_edit_closes_the_pull_request(hub: HubStandIn, boa
     text, marker = only_marker(board, nested)
     assert marker.verdict == "refused" and board.pull(nested).status == "open"
     assert "not\\_a\\_submission\\_path" in text and "reference list" in text
-    # nothing but submission files was ever downloaded
-    downloads = [path for method, path in hub.requests if "/resolve/" in path]
-    assert downloads and not any(p.endswith((".py", "README.md", "REFERENCE_ENTRIES")) for p in downloads)
+    # nothing but submission files was ever downloaded from a pull request (main's reference list
+    # is read as the build reads it: at main's commit)
+    downloads = [path.split("/resolve/", 1)[1].split("/", 1) for method, path in hub.requests if "/resolve/" in path]
+    heads = {board.refs[f"refs/pr/{n}"] for n in (code, readme, nested)}
+    assert downloads and not any(p.endswith((".py", "README.md")) for _, p in downloads)
+    assert {rev for rev, p in downloads if p.endswith("REFERENCE_ENTRIES")} == {board.refs["refs/heads/main"]}
+    assert not heads & {rev for rev, p in downloads if not p.startswith("submissions/mini-retrieval/")}
 
 
 def test_pull_request_fixed_by_a_second_commit(hub: HubStandIn, board: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
