@@ -1,22 +1,23 @@
-"""The board `leaderboard build` would publish from main with a submission added, and the rank its
-row takes there.
+"""The board `leaderboard build` would publish from main with a pull request's entries added, and
+the row each entry's rank is read from.
 
 Main's entries of a benchmark are the files the build puts on that board
 (`submissions/<benchmark>/*.json(.gz)`, within the caps), scored as the build scores them or taken
 from the build's score cache (`<out>/cache`, read only) when it holds them under the same key, and
-marked as main's `submissions/REFERENCE_ENTRIES` marks them (reference, chance floor). A score is
-kept for the run by the file's git oid, so after intake merges a pull request nothing is scored
-again.
+marked as main's `submissions/REFERENCE_ENTRIES` marks them (reference, chance floor; a list the
+build refuses is no board). A score is kept for the run by the file's git oid, so after intake
+merges a pull request nothing is scored again.
 
-The ranking rule is not restated here: main's entries plus the candidate (in place of the entry
-at its path, if any), in the build's order, make a `Board` that `ranking.rank_board` ranks as the
-build does (rows are methods, a method's seeds one row showing their mean; ranks 1..N over the
-rows, shared where a paired test at the level of methods cannot separate neighbours). The
-candidate's row gives the rank, the number of rows, how many other rows share the rank, and the
-method's seeds when the candidate's `meta.method` joins them. One `ranking.StatsMemo` for the run
-keeps the bootstrap statistics (a seeded row's interval, the paired test of two rows) by the
-tables they come from, so after the first candidate on a board each costs only the tests of its
-own row against its new neighbours, with exactly the result of ranking without the memo.
+The ranking rule is not restated here: main's entries with the pull request's valid entries of the
+benchmark (each in place of the entry at its path, if any), in the build's order, make a `Board`
+that `ranking.rank_board` ranks as the build does (rows are methods, a method's seeds one row that
+shows their mean; ranks 1..N over the rows, shared where a paired test at the level of methods
+cannot separate neighbours or they show the same score; floors ranked). An entry's row gives its
+rank, the number of rows, how many other rows share the rank, and the method's seeds when its
+`meta.method` joins them. One `ranking.StatsMemo` for the run keeps the bootstrap statistics (a
+seeded row's interval, the paired test of two rows) by the tables they come from, so after the
+first pull request on a board each costs only the statistics of its own rows (an interval, the
+tests against its new neighbours), with exactly the result of ranking without the memo.
 """
 
 from __future__ import annotations
