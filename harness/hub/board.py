@@ -76,7 +76,7 @@ class _Scored:
 class MainBoards:
     def __init__(self, hub: Hub, trees: Trees, scoring: Scoring, workdir: Path) -> None:
         self.hub, self.trees, self.scoring, self.workdir = hub, trees, scoring, workdir
-        self.scored: dict[str, _Scored] = {}  # git oid -> the file scored
+        self.scored: dict[tuple[str, str], _Scored] = {}  # (git oid, benchmark folder) -> the file scored
         self.boards: dict[tuple[str, str], list[tuple[str, _Scored]]] = {}  # (main, benchmark) -> (path, entry)
         self.references: dict[str, ReferenceList] = {}  # the reference list's git oid -> its contents
         self.memo = StatsMemo()
@@ -94,24 +94,27 @@ class MainBoards:
         return None if found is None else dataclasses.replace(found, path=_relative(path))
 
     def remember(self, file_oid: str, entry: Entry, sha256: str) -> Entry:
-        """A candidate's score, kept for when main holds the same bytes (after its merge); returns
-        the entry kept for those bytes (an earlier one, when the run met them before)."""
+        """A candidate's score (`entry.path` relative to submissions/), kept for when main holds the
+        same bytes in the same folder (after its merge); returns the entry kept for them (an
+        earlier one, when the run met them before)."""
         if not file_oid:
             return entry
-        kept = self.scored.setdefault(file_oid, _Scored(entry, sha256)).entry
+        kept = self.scored.setdefault((file_oid, entry.path.split("/", 1)[0]), _Scored(entry, sha256)).entry
         return dataclasses.replace(kept, path=entry.path) if kept is not None else entry
 
     def _scored(self, path: str, revision: str, listed: Any) -> _Scored:
-        key = oid(listed) or f"{revision}:{path}"
-        if key not in self.scored:
-            self.scored[key] = self._score_main(path, revision, listed)
-        return self.scored[key]
-
-    def _score_main(self, path: str, revision: str, listed: Any) -> _Scored:
+        """What the build makes of main's file: whether it is an entry depends on its bytes and its
+        folder (a file declaring another benchmark is off the board), and on its name and size."""
         parts = path.split("/")
         if len(parts) != 3 or not submission_file_name(parts[2]) or size_of(listed) > self.scoring.options.max_bytes:
             return _Scored(None, "")
-        benchmark = parts[1]
+        key = (oid(listed) or f"{revision}:{path}", parts[1])
+        if key not in self.scored:
+            self.scored[key] = self._score_main(path, revision)
+        return self.scored[key]
+
+    def _score_main(self, path: str, revision: str) -> _Scored:
+        benchmark = path.split("/")[1]
         local = download(self.hub, path, revision, self.workdir)
         sha256 = sha256_file(local)
         if self.cache is not None:

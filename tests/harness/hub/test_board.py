@@ -142,6 +142,13 @@ def test_the_board_and_rank_are_leaderboard_builds(hub: HubStandIn, board: Repo,
     for candidates, placed, _ in placed_before:
         assert boards.place(main, benchmark, candidates) == placed
     assert boards.memo.computed == computed
+    # the misplaced file's bytes, now in their own benchmark's folder, are an entry there
+    hub.commit_to(board, "refs/heads/main", "maintainer", "moved",
+                  {"submissions/mini-decorrelated/d.json": on_main["misplaced.json"]})
+    moved = board.refs["refs/heads/main"]
+    decorrelated = registry().benchmark("mini-decorrelated")
+    assert [e.path for e, _ in boards.main_entries(moved, decorrelated)] == ["mini-decorrelated/d.json"]
+    assert "mini-retrieval/misplaced.json" not in [e.path for e, _ in boards.main_entries(moved, benchmark)]
 
 
 def test_main_entries_come_from_the_builds_score_cache(hub: HubStandIn, board: Repo, tmp_path: Path,
