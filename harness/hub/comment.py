@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import string
 
+from vlbench.errors import plural
 from vlbench.hub import plain
 from vlbench.hub.markers import CLOSE, DRAFT, READY, REFUSED, Marker
 from vlbench.hub.review import FileReview, Review
@@ -55,11 +56,27 @@ def _score_row(f: FileReview) -> str:
     ci = result.ci95.get(main)
     interval = f" [{f.metric.format(ci[0])}, {f.metric.format(ci[1])}]" if ci else ""
     unit = " %" if f.metric.display == "percent" else ""
-    rank = f"{f.rank} of {f.board_size}" if f.rank is not None else "n/a"
-    if f.shared_rank:
-        rank += " (shared: not separable from the entry above)"
+    placed = f.placement
+    rank = f"{placed.rank} of {placed.rows}" if placed is not None else "n/a"
+    if placed is not None and placed.shared_with:
+        rank += f" (shared with {plural(placed.shared_with, 'other row')})"
     return (f"| {md(f.path)} | {md(f.benchmark)} v{md(f.version)} | {md(main)} {value}{interval}{unit} | "
             f"{md(rank)} |")
+
+
+RANKS = ("Ranks are those of the board `vlbench leaderboard build` would publish from main with this pull "
+         "request's entries: they count its rows (a method's seeds are one row, ranked by their mean), and "
+         "rows share a rank where a paired bootstrap test cannot separate them.")
+
+
+def _joins(f: FileReview) -> str:
+    """How the entry's row differs from the entry: it joins a method's seeds."""
+    placed = f.placement
+    if placed is None or placed.seeds < 2 or f.metric is None:
+        return ""
+    unit = " %" if f.metric.display == "percent" else ""
+    return (f"; joins method {md(placed.method, 100)} ({placed.seeds} seeds with it): its row shows their mean, "
+            f"{md(f.metric.key)} {f.metric.format(placed.shown)}{unit}, and is ranked by it")
 
 
 def _problem_lines(f: FileReview) -> list[str]:
@@ -88,8 +105,8 @@ def render(review: Review, *, merging: bool) -> str:
         for f in scored:
             who = f"method {md(f.method or '(none)', 100)}, team {md(f.team or '(none)', 100)}"
             what = "replaces the same team's entry" if f.replaces else "a new entry"
-            lines.append(f"- {md(f.path)}: {who}; {what}")
-        lines.append("")
+            lines.append(f"- {md(f.path)}: {who}; {what}{_joins(f)}")
+        lines += ["", RANKS, ""]
     broken = [f for f in review.files if not f.ok]
     count = sum(max(f.error_count, 1) for f in broken) + len(review.problems)
     if broken or review.problems:

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from vlbench.benchmark import Metric
 from vlbench.errors import InvalidSubmission, UsageError, plural
+from vlbench.hashing import sha256_file
 from vlbench.hub import Hub, plain
-from vlbench.hub.board import MainBoards, Scoring
+from vlbench.hub.board import MainBoards, Placement, Scoring
 from vlbench.hub.layout import ENTRY, OUTSIDE, Place, place
 from vlbench.hub.markers import CLOSE, DRAFT, READY, REFUSED
 from vlbench.hub.pulls import (
@@ -60,9 +61,7 @@ class FileReview:
     counts_by_code: dict[str, int] = field(default_factory=dict)
     result: ResultRecord | None = None
     metric: Metric | None = None
-    rank: int | None = None
-    board_size: int | None = None
-    shared_rank: bool = False
+    placement: Placement | None = None  # its row on the board the build would publish with it
     replaces: bool = False
 
     def refuse(self, code: str, message: str, hint: str = "", pointer: str = "") -> None:
@@ -136,7 +135,8 @@ class Review:
         for f in self.files:
             if f.ok and f.result is not None and f.metric is not None:
                 value = f.metric.format(f.result.scores.get(f.result.main_score))
-                parts.append(f"{f.path} {f.result.main_score} {value}, rank {f.rank} of {f.board_size}")
+                rank = f", rank {f.placement.rank} of {f.placement.rows}" if f.placement is not None else ""
+                parts.append(f"{f.path} {f.result.main_score} {value}{rank}")
             else:
                 parts.append(f"{f.path}: {plural(max(f.error_count, 1), 'problem')}")
         parts += self.problems
@@ -164,28 +164,46 @@ class Reviewer:
         if not changes:
             review.problems.append("the pull request changes no file")
         benchmarks = registry().benchmarks
+        candidates: dict[int, tuple[Entry, str]] = {}  # id(file review) -> its entry and sha256
         for change in changes:
             f = FileReview(change.path, change.kind, place(change.path, benchmarks))
             review.files.append(f)
-            self._check(f, change, pull, main)
+            candidate = self._check(f, change, pull, main)
+            if candidate is not None:
+                candidates[id(f)] = candidate
+        self._place([f for f in review.files if f.ok and id(f) in candidates], candidates, main)
         if pull.conflicts:
             listed = pull.conflicts if isinstance(pull.conflicts, list) else []
             review.problems.append("it conflicts with main" + (f" in {', '.join(plain(p, 200) for p in listed[:10])}"
                                                                if listed else "") + ": rebase it on main")
         return review
 
-    def _check(self, f: FileReview, change: Change, pull: PullState, main: str) -> None:
+    def _place(self, files: list[FileReview], candidates: dict[int, tuple[Entry, str]], main: str) -> None:
+        """Each valid entry's row on the board the build would publish once the pull request is
+        merged: main's entries with all of the pull request's valid entries of that benchmark."""
+        for benchmark_id in sorted({f.benchmark for f in files}):
+            mine = [f for f in files if f.benchmark == benchmark_id]
+            try:
+                placed = self.boards.place(main, registry().benchmark(benchmark_id), [candidates[id(f)] for f in mine])
+            except UsageError as exc:  # no board from main (the build refuses its reference list; the hub failed)
+                raise NotReviewable(plain(str(exc), 400)) from None
+            for f, placement in zip(mine, placed):
+                f.placement = placement
+
+    def _check(self, f: FileReview, change: Change, pull: PullState, main: str) -> tuple[Entry, str] | None:
+        """Checks one change; returns the entry it would put on the board and its sha256 (None
+        when it is no valid entry)."""
         if f.where.kind != ENTRY:
             f.refuse("outside_submissions" if f.outside else "not_a_submission_path", f.where.reason)
-            return
+            return None
         if change.kind == "deleted":
             f.refuse("deletes_entry", "the pull request deletes this entry",
                      "entries are withdrawn by the maintainers; ask them in a discussion")
-            return
+            return None
         if change.size > self.scoring.options.max_bytes:
             f.refuse("file_too_large", f"the file is {change.size:,} bytes; the limit is "
                      f"{self.scoring.options.max_bytes:,}", "submit top-K lists (K >= 10) rather than full rankings")
-            return
+            return None
         local = download(self.hub, change.path, pull.head or "", self.workdir)
         try:
             ev = score_file(local, self.scoring.options, bootstrap=self.scoring.resamples, seed=self.scoring.seed)
@@ -194,7 +212,7 @@ class Reviewer:
                 f.problems.append(Problem(issue.pointer, issue.code, issue.message, issue.hint))
             f.error_count = exc.issues.total
             f.counts_by_code = dict(exc.issues.by_code)
-            return
+            return None
         except UsageError as exc:
             raise NotReviewable(f"{change.path}: {plain(str(exc), 300)}") from None
         benchmark = registry().benchmark(f.benchmark)
@@ -202,16 +220,14 @@ class Reviewer:
             f.refuse("wrong_folder", f"declares benchmark {plain(ev.result.benchmark, 80)} but sits in {f.benchmark}/",
                      f"move the file to submissions/{plain(ev.result.benchmark, 80)}/ or fix its benchmark",
                      "/benchmark")
-            return
+            return None
         f.result = canonical(ev.result)
         f.metric = benchmark.metric(benchmark.main_score)
         on_main = self.boards.files(main, f.benchmark).get(change.path)
         if on_main is not None and getattr(on_main, "blob_id", None) != change.oid:
             self._check_owner(f, pull, main, on_main)
-        candidate = Entry(change.path.split("/", 1)[1], f.result, ev.items)
-        self.boards.remember(change.oid, candidate)
-        placed = self.boards.place(main, benchmark, candidate, change.oid)
-        f.rank, f.board_size, f.shared_rank = placed.rank, placed.size, placed.shared
+        sha256 = sha256_file(local)
+        return self.boards.remember(change.oid, Entry(change.path.split("/", 1)[1], f.result, ev.items), sha256), sha256
 
     def _check_owner(self, f: FileReview, pull: PullState, main: str, on_main: object) -> None:
         """A change to an entry main holds: only its owner's, under the same team name."""

@@ -143,8 +143,14 @@ def _files(paths: list[str], listed: int = 5) -> str:
     return f"{len(paths)} file{'s' if len(paths) != 1 else ''} ({shown}{more})"
 
 
+def submission_file_name(name: str) -> bool:
+    """Whether a file with this name, directly in a benchmark's folder, is a submission the build
+    scores (the hub's intake places main's files by this rule too)."""
+    return name.endswith((".json", ".json.gz"))
+
+
 def _submission_files(root: Path) -> list[Path]:
-    files = (p for p in root.glob("*/*") if p.name.endswith((".json", ".json.gz")) and p.is_file())
+    files = (p for p in root.glob("*/*") if submission_file_name(p.name) and p.is_file())
     return sorted((p for p in files if p.parent.name != REPORTED_FOLDER), key=lambda p: p.relative_to(root).as_posix())
 
 

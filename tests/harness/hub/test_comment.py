@@ -91,7 +91,8 @@ def test_hostile_submission_comment_renders_inert(hub: HubStandIn, board: Repo, 
         assert strong == "vlbench intake" or html_module.unescape(strong) in files, strong
     for code in re.findall(r"<code>(.*?)</code>", html):
         assert re.fullmatch(r"[0-9a-f]{12}", code) or code.startswith("vlbench "), code
-    assert good["meta"]["method"] in html_module.unescape(html).replace("\u200b", "")  # shown as written    assert html.count("<table>") == 1
+    assert good["meta"]["method"] in html_module.unescape(html).replace("\u200b", "")  # shown as written
+    assert html.count("<table>") == 1
     for row in re.findall(r"<tr>(.*?)</tr>", html, re.S):
         assert len(re.findall(r"<t[hd]>", row)) == 4, row
     assert not re.search(r"(?<!\\)@\w", text)

@@ -159,9 +159,13 @@ def test_python_file_or_readme_edit_closes_the_pull_request(hub: HubStandIn, boa
     text, marker = only_marker(board, nested)
     assert marker.verdict == "refused" and board.pull(nested).status == "open"
     assert "not\\_a\\_submission\\_path" in text and "reference list" in text
-    # nothing but submission files was ever downloaded
-    downloads = [path for method, path in hub.requests if "/resolve/" in path]
-    assert downloads and not any(p.endswith((".py", "README.md", "REFERENCE_ENTRIES")) for p in downloads)
+    # nothing but submission files was ever downloaded from a pull request (main's reference list
+    # is read as the build reads it: at main's commit)
+    downloads = [path.split("/resolve/", 1)[1].split("/", 1) for method, path in hub.requests if "/resolve/" in path]
+    heads = {board.refs[f"refs/pr/{n}"] for n in (code, readme, nested)}
+    assert downloads and not any(p.endswith((".py", "README.md")) for _, p in downloads)
+    assert {rev for rev, p in downloads if p.endswith("REFERENCE_ENTRIES")} == {board.refs["refs/heads/main"]}
+    assert not heads & {rev for rev, p in downloads if not p.startswith("submissions/mini-retrieval/")}
 
 
 def test_pull_request_fixed_by_a_second_commit(hub: HubStandIn, board: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -363,6 +367,31 @@ def test_publish_builds_and_pushes_the_board(hub: HubStandIn, board: Repo, tmp_p
     assert row.split(" | ")[-1].startswith(f"{ranks['mini-retrieval/alpha.json']} of 2")
     assert files["submissions/mini-retrieval/random.json"] == random_bytes()  # submissions stay
     assert (out / "index.html").is_file()
+
+
+def test_a_seed_joins_its_method_and_the_comment_gives_the_published_row(
+        hub: HubStandIn, board: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeds of one method are one row of the board: a second seed's comment says it joins the
+    method, and the rank and row count of the last pull request's comment are the published board's."""
+    open_pr(hub, "hf_alice", {ALPHA: entry(1, "Alpha (seed 0)", "A")})
+    open_pr(hub, "hf_alice", {"submissions/mini-retrieval/alpha-1.json": entry(2, "Alpha (seed 1)", "A")})
+    open_pr(hub, "hf_bob", {"submissions/mini-retrieval/beta-0.json": entry(3, "Beta seed=0", "B"),
+                            "submissions/mini-retrieval/beta-1.json": entry(4, "Beta seed=1", "B")})
+    out = tmp_path / "leaderboard"
+    assert intake(monkeypatch, "--merge", "--publish", "--out", str(out)) == 0
+    assert [board.pull(n).status for n in (1, 2, 3)] == ["merged"] * 3
+    second = maintainer_comments(board, 2)[0]
+    assert "joins method Alpha (2 seeds with it): its row shows their mean, RSUM" in second
+    assert "joins method" not in maintainer_comments(board, 1)[0]
+    published = json.loads(board.files()["leaderboard.json"])
+    [rows] = [b["rows"] for b in published["boards"] if b["benchmark"] == "mini-retrieval"]
+    assert [(r["method"], r["seeds"]) for r in rows if r["seeds"]] == sorted(
+        [("Alpha", 2), ("Beta", 2)], key=lambda m: [r["method"] for r in rows].index(m[0]))
+    beta = next(r for r in rows if r["method"] == "Beta")
+    third = maintainer_comments(board, 3)[0]
+    cells = [line.split(" | ")[-1] for line in third.splitlines() if line.startswith("| submissions")]
+    assert len(cells) == 2 and all(c.startswith(f"{beta['rank']} of {len(rows)}") for c in cells), (cells, rows)
+    assert third.count("joins method Beta (2 seeds with it)") == 2
 
 
 def test_stand_in_refuses_what_the_hub_refuses(hub: HubStandIn, board: Repo) -> None:

@@ -5,6 +5,7 @@ chance floors ranked but never the best contender."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 from tests.harness.leaderboard.conftest import REPO
 from vlbench.item_table import ItemTable
 from vlbench.leaderboard.build import Board, Entry
-from vlbench.leaderboard.ranking import canonical_value, metrics_function, rank_board
+from vlbench.leaderboard.ranking import StatsMemo, canonical_value, metrics_function, rank_board
 from vlbench.registry import registry
 from vlbench.results import ResultRecord
 from vlbench.stats import paired_bootstrap, pooled_ci, pooled_difference
@@ -124,6 +125,42 @@ def test_equal_shown_scores_share_a_rank_without_a_test() -> None:
     board.entries[1].items = {}  # no per-item table: no test, but the same shown value
     rank_board(board, alpha=0.05, resamples=100, seed=0)
     assert [r.rank for r in board.rows] == [1, 1]
+
+
+def _ranked(board: Board) -> list[tuple[object, ...]]:
+    rows = [(r.name, r.rank, r.shown("RSUM"), r.ci95, [e.path for e in r.entries], r.floor) for r in board.rows]
+    return [*rows, [(e.path, e.rank) for e in board.entries], board.floor_notes]
+
+
+def test_a_memo_shared_by_boards_ranks_each_exactly_as_without_it() -> None:
+    """Intake ranks main's board plus one candidate after another with one memo: every board gets
+    exactly the rows, ranks, intervals and notes it gets alone, and a statistic is computed once."""
+    def main_entries() -> list[Entry]:  # the same per-item tables every time, as intake's scored entries
+        return [dataclasses.replace(e) for e in kept]
+
+    kept = [_entry("a0.json", "A (seed 0)", 0.60, seed=1), _entry("a1.json", "A (seed 1)", 0.52, seed=2),
+            _entry("b.json", "B", 0.55, seed=3), _entry("c.json", "C", 0.45, seed=4),
+            _entry("d.json", "D", 0.45, seed=4),  # the same hits as C: a shared rank without a test
+            _entry("floor.json", "random", 0.47, seed=5, floor=True)]
+    kept[-1].result.scores["i2t_R@10"] = 0.99  # the floor above every contender on one column: a note
+    candidates = [_entry("n.json", "N", 0.50, seed=6), _entry("a2.json", "A (seed 2)", 0.30, seed=7),
+                  _entry("b.json", "B", 0.20, seed=8), _entry("m.json", "M", 0.45, seed=4)]
+    memo = StatsMemo()
+    for candidate in candidates:
+        entries = [e for e in main_entries() if e.path != candidate.path] + [candidate]
+        alone, shared = _board(*entries), _board(*(dataclasses.replace(e) for e in entries))
+        rank_board(alone, alpha=0.05, resamples=150, seed=0)
+        before = memo.computed
+        rank_board(shared, alpha=0.05, resamples=150, seed=0, memo=memo)
+        assert _ranked(shared) == _ranked(alone), candidate.path
+        assert memo.computed > before  # the candidate's own tests at least (its tables are new)
+        again = memo.computed
+        rank_board(_board(*(dataclasses.replace(e) for e in entries)), alpha=0.05, resamples=150, seed=0, memo=memo)
+        assert memo.computed == again  # the same board again: nothing computed
+    # other resamples or another seed are other statistics
+    before = memo.computed
+    rank_board(_board(*main_entries()), alpha=0.05, resamples=100, seed=0, memo=memo)
+    assert memo.computed > before
 
 
 def test_committed_method_rows_are_the_experiment_s_pooled_results() -> None:
