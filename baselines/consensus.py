@@ -27,7 +27,7 @@ import numpy as np
 
 from vlbench.tasks.captioning.cider import CIDER_D_SCALE, CIDER_SIGMA
 from vlbench.tasks.captioning.corpus import MAX_N
-from vlbench.tasks.captioning.ptb import fast_tokenize_many
+from vlbench.tasks.captioning.ptb.fast import fast_tokenize_many
 
 Gram = tuple[str, ...]
 

@@ -1,6 +1,6 @@
 """The caption corpus the metrics share: PTB-tokenized strings, written from the pycocoevalcap 1.2 specification
 (`shared/reference/caption_metrics.md` §2), vectorised with numpy. One module per metric family
-reads it: `bleu.py`, `cider.py`, `rouge.py`; `meteor_stats.py` turns METEOR statistics into scores.
+reads it: `bleu.py`, `cider.py`, `rouge.py`; `meteor/scores.py` turns METEOR statistics into scores.
 
 Inputs: `cands[i]` is the tokenized candidate of image i, `refs[i]` its list of tokenized
 references. BLEU and CIDEr split tokens on any whitespace (`str.split()`), ROUGE-L on a

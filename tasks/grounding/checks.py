@@ -12,10 +12,8 @@ import numpy as np
 
 from vlbench.benchmark import Benchmark
 from vlbench.errors import IssueList, pointer
-from vlbench.tasks.grounding.importers import read_records, scores_not_sorted
-from vlbench.tasks.grounding.loaders import (
-    GroundTruth,
-)
+from vlbench.tasks.grounding.loaders import GroundTruth
+from vlbench.tasks.grounding.records import read_records, scores_not_sorted
 from vlbench.tasks.grounding.structure import (
     _INDEX_KEY,
     _boxes_ok,

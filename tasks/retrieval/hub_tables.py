@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from vlbench.errors import UsageError
+from vlbench.tasks.karpathy_ids import image_id
 
 PARQUET_BRANCH = "refs/convert/parquet"
 KARPATHY_SPLITS = ("train", "restval", "val", "test")
@@ -255,8 +256,6 @@ def _captions(value: Any, column: str, where: str) -> list[str]:
 def check_rows(entries: Iterable[Mapping[str, Any]], where: str) -> None:
     """Every image id present and unique, no sentence id twice: the checks that make a ground
     truth with empty or repeated ids impossible, whatever the table held."""
-    from vlbench.tasks.karpathy import image_id
-
     problems: list[str] = []
     empty, seen, repeated, sentids, repeated_sentids = 0, set(), [], set(), []
     for entry in entries:
