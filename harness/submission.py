@@ -16,7 +16,7 @@ from typing import Any
 
 from vlbench.benchmark import Benchmark
 from vlbench.errors import InvalidSubmission, IssueList, UsageError, pointer, shorten
-from vlbench.ground_truth import GroundTruthFiles, locate_ground_truth
+from vlbench.ground_truth import load_ground_truth
 from vlbench.jsonio import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_DECOMPRESSED,
@@ -239,7 +239,7 @@ def validate_document(
     if not structure.ok:
         schema_issues(predictions, task.schema_path(), issues, prefix=("predictions",), only=structure.suspects)
 
-    ground_truth, files = _ground_truth(task, benchmark, options)
+    ground_truth, files = load_ground_truth(benchmark, options.data_dir, task)
     parsed = task.check(predictions, ground_truth, benchmark, issues, structure)
     if issues:
         raise InvalidSubmission(issues)
@@ -263,11 +263,6 @@ def _registry(options: ValidationOptions) -> tuple[Registry, str | None]:
     if override is None:
         return reg, options.benchmark_id
     return Registry(reg.tasks, {**reg.benchmarks, override.id: override}), override.id
-
-
-def _ground_truth(task: TaskType, benchmark: Benchmark, options: ValidationOptions) -> tuple[Any, GroundTruthFiles]:
-    files = locate_ground_truth(benchmark, options.data_dir)
-    return task.load_ground_truth(benchmark, files), files
 
 
 def _format_of(doc: object, options: ValidationOptions) -> str | None:
@@ -296,7 +291,7 @@ def _validate_foreign(
         known = ", ".join(("vlbench", *task.foreign_formats))
         raise UsageError(f"{benchmark.id} is a {task.name} benchmark: --format is one of {known}, "
                          f"not {fmt!r}")
-    ground_truth, files = _ground_truth(task, benchmark, options)
+    ground_truth, files = load_ground_truth(benchmark, options.data_dir, task)
     parsed = task.check_foreign(fmt, loaded.data, ground_truth, benchmark, issues)
     if issues:
         raise InvalidSubmission(issues)

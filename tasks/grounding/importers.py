@@ -25,10 +25,10 @@ from typing import Any
 
 from vlbench.atomic_files import atomic_write_bytes
 from vlbench.errors import InvalidSubmission, IssueList, UsageError, VlbenchError
-from vlbench.ground_truth import locate_ground_truth
+from vlbench.ground_truth import load_ground_truth
 from vlbench.jsonio import load_submission_file
 from vlbench.registry import registry
-from vlbench.tasks.grounding.loaders import GroundTruth, load_ground_truth_file
+from vlbench.tasks.grounding.loaders import GroundTruth
 from vlbench.tasks.grounding.records import Records, read_records
 
 # GLIP's evaluator (maskrcnn_benchmark/data/datasets/evaluation/flickr/flickr_eval.py) is a copy of
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         from vlbench.tasks.grounding.checks import parse_mdetr
         from vlbench.tasks.grounding.scores import all_warnings
 
-        gt = load_ground_truth_file(locate_ground_truth(benchmark, args.data_dir).paths["ground_truth"])
+        gt, _ = load_ground_truth(benchmark, args.data_dir)
         issues = IssueList()
         loaded = load_submission_file(args.predictions, issues)
         if loaded is None:
