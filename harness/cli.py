@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from vlbench import __version__
-from vlbench.api import MAX_ERRORS, MAX_FILE_BYTES, MAX_RESAMPLES, MAX_SEED
 from vlbench.commands import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from vlbench.commands.output import print_issues, simple_table
 from vlbench.errors import InvalidSubmission, VlbenchError, clip
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
+from vlbench.limits import DEFAULT_MAX_ERRORS, MAX_ERRORS, MAX_FILE_BYTES, MAX_RESAMPLES, MAX_SEED
 from vlbench.progress import quiet_bars
 from vlbench.registry import cli_plugins, registry
 
@@ -68,7 +68,7 @@ def _add_limits(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_DECOMPRESSED,
         help="largest decompressed size of a .json.gz (bytes)",
     )
-    p.add_argument("--max-errors", type=count(1, MAX_ERRORS), default=50,
+    p.add_argument("--max-errors", type=count(1, MAX_ERRORS), default=DEFAULT_MAX_ERRORS,
                    help="errors listed in full (the rest are counted)")
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.leaderboard.build import Board, BuildReport
 from vlbench.leaderboard.groups import family_key, method_groups
 
@@ -94,7 +95,7 @@ def render_png(report: BuildReport) -> bytes | None:
     with matplotlib.rc_context({"font.family": "DejaVu Sans", "svg.hashsalt": "vlbench", "path.simplify": False}):
         fig = Figure(figsize=(max(5.0 * len(data), 10.0), 4.2 + 0.3 * rows), dpi=100, layout="constrained")
         axes = fig.subplots(1, len(data), squeeze=False)[0]
-        for ax, (title, scored, reported) in zip(axes, data, strict=True):
+        for ax, (title, scored, reported) in strict_zip(axes, data):
             for p in scored:
                 name = p.method + (f" (mean of {p.seeds} seeds)" if p.seeds > 1 else "")
                 colour, marker = style[name]
@@ -113,7 +114,7 @@ def render_png(report: BuildReport) -> bytes | None:
             ax.margins(0.08)
         handles: dict[str, object] = {}
         for ax in axes:
-            for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            for handle, label in strict_zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(label, handle)
         ordered = [n for n in names if n in handles]
         fig.legend([handles[n] for n in ordered], [textwrap.fill(n, LEGEND_WIDTH) for n in ordered],

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.corpus import MAX_N, Corpus, first_of_runs
 
 BLEU_SMALL = 1e-9
@@ -25,7 +26,7 @@ def bleu_stats(corpus: Corpus) -> np.ndarray:
     n = corpus.n_images
     stats = np.zeros((n, 2 * MAX_N + 2), dtype=np.float64)
     testlen = corpus.cand_len
-    for k, (g, gr) in enumerate(zip(corpus.grams, corpus.groups, strict=True)):
+    for k, (g, gr) in enumerate(strict_zip(corpus.grams, corpus.groups)):
         if len(gr.shared):
             # a candidate n-gram's clip: its count, at most the maximum count over the
             # references (the shared entries of one candidate entry are contiguous)

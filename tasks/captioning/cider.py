@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.corpus import MAX_N, Corpus, index_ngram_ids, ngram_texts, token_ids
 
 CIDER_SIGMA = 6.0
@@ -73,7 +74,7 @@ def cider_scores(corpus: Corpus, document_frequency: DocumentFrequency | None = 
     penalty = np.e ** (-(delta**2) / (2 * CIDER_SIGMA**2))
     ref_code = lay.cap_code[lay.ref_cap]
     cand_code = lay.cap_code[lay.cand_cap]
-    for k, (g, gr) in enumerate(zip(corpus.grams, corpus.groups, strict=True)):
+    for k, (g, gr) in enumerate(strict_zip(corpus.grams, corpus.groups)):
         if given is None:
             # document frequency: the number of (n-gram, image) groups holding a reference entry;
             # a group's last entry is a reference exactly when it has one (the candidate sorts first)

@@ -28,6 +28,8 @@ from functools import cached_property
 
 import numpy as np
 
+from vlbench.backports import strict_zip
+
 MAX_N = 4
 KEY_BITS = 63  # int64 sort keys stay non-negative
 
@@ -232,7 +234,7 @@ def word_ids(joined: str) -> tuple[np.ndarray, np.ndarray, int]:
         v -= 1
         vocab: dict[bytes, int] = {}
         raw = b.tobytes()
-        spans = zip(starts[long_words].tolist(), ends[long_words].tolist(), strict=True)
+        spans = strict_zip(starts[long_words].tolist(), ends[long_words].tolist())
         ids = [vocab.setdefault(raw[s:e], len(vocab)) for s, e in spans]
         tok[long_words] = np.array(ids, dtype=np.int64) + v
         v += len(vocab)
@@ -279,7 +281,7 @@ class Layout:
 
 def image_major(cands: Sequence[str], refs: Sequence[Sequence[str]]) -> list[str]:
     flat: list[str] = []
-    for c, rs in zip(cands, refs, strict=True):
+    for c, rs in strict_zip(cands, refs):
         flat.append(c)
         flat.extend(rs)
     return flat

@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 from vlbench.atomic_files import atomic_write_bytes
+from vlbench.backports import strict_zip
 from vlbench.errors import InvalidSubmission, IssueList, UsageError, VlbenchError
 from vlbench.ground_truth import load_ground_truth
 from vlbench.jsonio import load_submission_file
@@ -53,7 +54,7 @@ def from_mdetr(records: Any, gt: GroundTruth, issues: IssueList | None = None) -
 
 def to_predictions(read: Records, gt: GroundTruth) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for e, (row, boxes) in enumerate(zip(read.rows, read.box_lists, strict=True)):
+    for e, (row, boxes) in enumerate(strict_zip(read.rows, read.box_lists)):
         entry: dict[str, Any] = {"boxes": boxes, "phrase_id": gt.p_chain_id[row]}
         if e in read.scores:
             entry["scores"] = read.scores[e]

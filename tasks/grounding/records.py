@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union, overload
 
+from vlbench.backports import strict_zip
 from vlbench.errors import IssueList, pointer
 from vlbench.tasks.grounding.loaders import GroundTruth
 
@@ -157,7 +158,7 @@ def read_records(records: Any, gt: GroundTruth, issues: IssueList) -> Records:
         if type(scores) is not list or len(scores) != len(boxes):
             out.bad_scores += len(boxes)
             continue
-        for j, (phrase_scores, phrase_boxes) in enumerate(zip(scores, boxes, strict=True)):
+        for j, (phrase_scores, phrase_boxes) in enumerate(strict_zip(scores, boxes)):
             if _scores_ok(phrase_scores, phrase_boxes):
                 out.scores[first + j] = phrase_scores
             else:
@@ -178,5 +179,5 @@ def scores_not_sorted(records: Records) -> int:
     """Phrases whose usable scores are not non-increasing (the box order still ranks)."""
     return sum(
         1 for s in records.scores.values()
-        if not all(a >= b for a, b in zip(s, s[1:], strict=False))
+        if not all(a >= b for a, b in zip(s, s[1:]))
     )

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from vlbench.backports import strict_zip
 from vlbench.errors import UsageError
 from vlbench.tasks.karpathy_ids import image_id
 
@@ -226,7 +227,7 @@ def _entry(row: Mapping[str, Any], table_split: str, columns: list[str], where: 
     entry: dict[str, Any] = {
         "split": SPLIT_ALIASES.get(str(split), str(split)) if split is not None else "",
         "sentids": ids,
-        "sentences": [{"sentid": i, "raw": r} for i, r in zip(ids, raws, strict=True)],
+        "sentences": [{"sentid": i, "raw": r} for i, r in strict_zip(ids, raws)],
     }
     value = row.get(id_column)
     if id_column == "cocoid":

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.hashing import sha256_file
 from vlbench.tasks.captioning.java import JavaUnavailable, java_command, meteor_jar
 from vlbench.tasks.captioning.meteor import paraphrase, paraphrase_index
@@ -269,7 +270,7 @@ class MeteorProcess:
         """The jar's 23 statistics per image, shape (n, 23)."""
         if self._jar is None:
             self.start()
-        lines = [score_line(h, r) for h, r in zip(hypotheses, references, strict=False)]
+        lines = [score_line(h, r) for h, r in zip(hypotheses, references)]
         if self._python is not None:
             try:
                 out = self._python.stats_of_lines(lines)
@@ -314,7 +315,7 @@ class MeteorProcess:
             try:
                 threads = [
                     threading.Thread(target=jvm.run, args=(lines[lo:hi], out[lo:hi], errors), daemon=True)
-                    for jvm, lo, hi in zip(jvms, bounds[:-1], bounds[1:], strict=True)
+                    for jvm, lo, hi in strict_zip(jvms, bounds[:-1], bounds[1:])
                 ]
                 for t in threads:
                     t.start()

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.meteor import paraphrase
 
 # SynonymDictionary.morph: suffix i is replaced by _ADD[i] (WordNet's detachment rules)
@@ -104,7 +105,7 @@ class MeteorResources:
         suffix = "ful" if word.endswith("ful") else ""
         if word.endswith("ss") or len(word) <= 2:
             return word
-        for sfx, add in zip(_SUFFIXES, _ADD, strict=True):
+        for sfx, add in strict_zip(_SUFFIXES, _ADD):
             if word.endswith(sfx):
                 base = word[: len(word) - len(sfx)] + add
                 if base in self.synsets:
@@ -161,6 +162,6 @@ def load_resources(jar: str) -> MeteorResources:
         for form in paraphrase.string_tokens(exc[k + 1]):
             bases.setdefault(form, []).append(exc[k])
     # the synset ids stay text until a word needs them (most of WordNet's words never occur)
-    synsets = dict(zip(syn[0::2], syn[1::2], strict=False))
+    synsets = dict(zip(syn[0::2], syn[1::2]))
     return MeteorResources(function_words, synsets, bases, paraphrase.nonbreaking_prefixes(jar),
                            _stemmer())

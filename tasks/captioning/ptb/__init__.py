@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from vlbench.backports import strict_zip
 from vlbench.errors import UsageError
 from vlbench.tasks.captioning.ptb.fast import fast_tokenize_many
 from vlbench.tasks.captioning.ptb.jar import TokenizerUnavailable, jar_tokenize
@@ -80,7 +81,7 @@ def tokenize(
             done = jar_tokenize([captions[i] for i in slow], succ)
         except TokenizerUnavailable as exc:
             raise TokenizerUnavailable(str(exc), [captions[i] for i in slow]) from None
-        for i, t in zip(slow, done, strict=True):
+        for i, t in strict_zip(slow, done):
             out[i] = t
     else:
         for i in slow:

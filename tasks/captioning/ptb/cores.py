@@ -88,7 +88,7 @@ def _apostrophe_split(word: str, out: list[str]) -> bool:
     """Letters joined by apostrophes ("black'blue"): the words, the quotes being dropped, or
     False where one of the lexer's apostrophe-word rules may keep a piece whole."""
     pieces = word.split("'")
-    for left, right in zip(pieces, pieces[1:], strict=False):
+    for left, right in zip(pieces, pieces[1:]):
         low_right = right.lower()
         if left.lower() in _APOSTROPHE_WORD_STEMS or low_right.startswith(_APOSTROPHE_KEEPERS):
             return False

@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.java import JavaUnavailable, java_command, ptb_jar
 from vlbench.tasks.captioning.ptb.lines import (
     clean_line_breaks,
@@ -82,7 +83,7 @@ def jar_tokenize(
         if len(lines) != expected:
             raise RuntimeError(f"the PTB tokenizer returned {len(lines)} lines for {expected}; refusing to misalign")
         at = 0
-        for i, block in zip(packed, blocks, strict=True):
+        for i, block in strict_zip(packed, blocks):
             out[i] = strip_punctuation(lines[at])
             at += block.count("\n")
     for i in alone:  # the file's last lines, without a final newline (a few per scoring run)

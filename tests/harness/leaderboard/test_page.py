@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vlbench.backports import strict_zip
 from vlbench.item_table import ItemTable
 from vlbench.leaderboard.build import Board, Entry
 from vlbench.leaderboard.groups import family_key, method_groups, split_seed
@@ -92,7 +93,7 @@ def test_plot_has_one_point_per_method() -> None:
         _entry("r/a0", "A (seed 0)", 0.30), _entry("r/a1", "A (seed 1)", 0.20), _entry("r/b", "B", 0.5)])
     decorrelated = Board(registry().benchmark("mini-decorrelated"), [
         _entry("d/a0", "A (seed 0)", 0.0), _entry("d/a1", "A (seed 1)", 0.0), _entry("d/b", "B", 0.0)])
-    for e, y in zip(decorrelated.entries, (0.6, 0.4, 0.1), strict=True):
+    for e, y in strict_zip(decorrelated.entries, (0.6, 0.4, 0.1)):
         e.result.scores = {"ODmAP@1": y}
     report = BuildReport([decorrelated, retrieval], [], [], ScoreCache(None))
     [(title, scored, reported)] = panels(report)

@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.cider import DocumentFrequency, cider_scores
 from vlbench.tasks.captioning.corpus import Corpus, index_ngram_ids, ngram_texts, token_ids
 
@@ -37,7 +38,7 @@ def _pycocoevalcap_cider_d(cands: list[str], refs: list[list[str]], documents: l
             self.document_frequency = counter.document_frequency
 
     scorer = WithDocuments(n=4, sigma=6.0)
-    for c, rs in zip(cands, refs, strict=True):
+    for c, rs in strict_zip(cands, refs):
         scorer.cook_append(c, rs)
     scorer.compute_doc_freq()
     return scorer.compute_cider()
@@ -64,7 +65,7 @@ def test_the_references_as_documents_give_the_default_scores() -> None:
     corpus = Corpus.build(cands, refs, ngram_positions=True)
     default = cider_scores(corpus)
     given = cider_scores(corpus, DocumentFrequency.of(refs))
-    for a, b in zip(default, given, strict=True):
+    for a, b in strict_zip(default, given):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
 
 

@@ -17,6 +17,7 @@ from conftest import EDGE_CANDS, EDGE_REFS, generated_set, needs_java
 from gen import adversarial_caption, realistic_caption
 from meteor_index import real_index_cache as _real_index_cache
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.java import java_command, meteor_jar
 from vlbench.tasks.captioning.meteor import MeteorProcess, score_line
 from vlbench.tasks.captioning.meteor import paraphrase as P
@@ -63,10 +64,10 @@ def normalised():
 def test_normaliser_matches_the_jar(normalised):
     lines, theirs = normalised
     nbp = P.nonbreaking_prefixes(str(meteor_jar()))
-    bad = [(s, t, P.normalize_line(s, nbp)) for s, t in zip(lines, theirs, strict=True) if P.normalize_line(s, nbp) != t]
+    bad = [(s, t, P.normalize_line(s, nbp)) for s, t in strict_zip(lines, theirs) if P.normalize_line(s, nbp) != t]
     assert not bad, bad[:5]
     # and the words the aligner sees (lower-cased, StringTokenizer), fast path included
-    for s, t in zip(lines, theirs, strict=True):
+    for s, t in strict_zip(lines, theirs):
         assert P.meteor_tokens(s, nbp) == P.string_tokens(t.lower())
 
 
@@ -109,7 +110,7 @@ def _synthetic_table(cands, refs, seed: int) -> list[tuple[str, str, str]]:
     """Entries built from the jar's own words for these captions (so the filter has real matches
     to keep and to lose), paired across images, plus entries that cannot match."""
     rng = random.Random(seed)
-    texts = [p for h, r in zip(cands, refs, strict=True) for p in P.score_parts(score_line(h, r))]
+    texts = [p for h, r in strict_zip(cands, refs) for p in P.score_parts(score_line(h, r))]
     word_lists = [P.string_tokens(t.lower()) for t in jar_normalize(texts)]
     word_lists = [w for w in word_lists if w]
     grams = []

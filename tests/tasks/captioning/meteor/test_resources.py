@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from conftest import needs_java
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.java import meteor_jar
 from vlbench.tasks.captioning.meteor.resources import (
     SYNSET_IDS,
@@ -52,7 +53,7 @@ def test_snowball_stemmer_equals_the_jars(tmp_path):
     out = subprocess.run(["java", "-cp", f"{jar}:{tmp_path}", "Stem"], input="\n".join(words).encode() + b"\n",
                          capture_output=True, check=True).stdout.decode("utf-8").split("\n")[:-1]
     assert len(out) == len(words) > 100_000
-    diff = [(w, j) for w, j in zip(words, out, strict=True) if res.stemmer.stemWord(w) != j]  # type: ignore[attr-defined]
+    diff = [(w, j) for w, j in strict_zip(words, out) if res.stemmer.stemWord(w) != j]  # type: ignore[attr-defined]
     assert not diff, diff[:10]
 
 
@@ -72,7 +73,7 @@ def test_compiled_stemmer_equals_the_pure_python_one():
     pure = snowballstemmer.EnglishStemmer()
     compiled = stemmer_c.Stemmer("english")
     got = compiled.stemWords(words)
-    diff = [(w, c) for w, c in zip(words, got, strict=True) if pure.stemWord(w) != c]
+    diff = [(w, c) for w, c in strict_zip(words, got) if pure.stemWord(w) != c]
     assert not diff, diff[:10]
     assert type(res.stemmer) is type(compiled)  # what the Python METEOR uses when PyStemmer is there
 

@@ -9,6 +9,7 @@ import unicodedata
 
 from conftest import needs_java
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.ptb import jar_tokenize
 from vlbench.tasks.captioning.ptb.chars import (
     DELETE,
@@ -28,7 +29,7 @@ from vlbench.tasks.captioning.ptb.lines import PUNCTUATIONS
 
 
 def _members(table: tuple[tuple[int, ...], tuple[int, ...]]) -> list[str]:
-    return [chr(cp) for a, b in zip(*table, strict=True) for cp in range(a, b + 1)]
+    return [chr(cp) for a, b in strict_zip(*table) for cp in range(a, b + 1)]
 
 
 def _drop(line: str) -> str:
@@ -55,7 +56,7 @@ def _check(chars: list[str], context: tuple[str, str]) -> list[tuple[str, str, s
     lines = [text.format(c=c) for c in chars]
     got = jar_tokenize(lines)
     bad = []
-    for c, line in zip(chars, got, strict=True):
+    for c, line in strict_zip(chars, got):
         expected = _drop(want.format(c=c, lc=c.lower()))
         if _drop(line) != expected:
             bad.append((f"U+{ord(c):04X} {unicodedata.name(c, '?')}", expected, line))
@@ -92,8 +93,8 @@ def test_classes():
     assert unicodedata.category("\u0528") == "Lu" and char_class("\u0528") == DELETE
     # each table is sorted (the lookup bisects), and the tables do not overlap
     for starts, ends in (LETTERS, SYMBOLS, DELETED):
-        assert all(a <= b for a, b in zip(starts, ends, strict=True))
-        assert all(e < s for e, s in zip(ends, starts[1:], strict=False))
+        assert all(a <= b for a, b in strict_zip(starts, ends))
+        assert all(e < s for e, s in zip(ends, starts[1:]))
     seen: set[str] = set()
     for table in (LETTERS, SYMBOLS, DELETED):
         members = set(_members(table))

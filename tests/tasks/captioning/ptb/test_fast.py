@@ -9,6 +9,7 @@ import pytest
 from conftest import needs_java
 from gen import adversarial_caption, realistic_caption
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.ptb import jar_tokenize, tokenize
 from vlbench.tasks.captioning.ptb.fast import bulk_tokenize, fast_tokenize, fast_tokenize_many
 from vlbench.tasks.captioning.ptb.jar import _run_jar
@@ -53,7 +54,7 @@ def corpus():
 def test_fast_path_equals_jar(corpus):
     caps, ref = corpus
     checked = 0
-    for c, r in zip(caps, ref, strict=True):
+    for c, r in strict_zip(caps, ref):
         f = fast_tokenize(c)
         if f is not None:
             checked += 1
@@ -64,7 +65,7 @@ def test_fast_path_equals_jar(corpus):
 def test_bulk_path_equals_jar(corpus):
     caps, ref = corpus
     bulk = bulk_tokenize(caps)
-    taken = [(c, b, r) for c, b, r in zip(caps, bulk, ref, strict=True) if b is not None]
+    taken = [(c, b, r) for c, b, r in strict_zip(caps, bulk, ref) if b is not None]
     assert len(taken) > 250
     for c, b, r in taken:
         assert b == r, c

@@ -11,6 +11,7 @@ import random
 import pytest
 from gen import adversarial_caption, realistic_caption
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.ptb.fast import bulk_tokenize, fast_tokenize, fast_tokenize_many
 
 PIECES = [
@@ -32,7 +33,7 @@ def test_bulk_path_equals_fast_path(seed):
     caps += ["", " ", "a's.", "xn't", "mann't", "don't's", "dog's,,", "-- - ...", "....", "wannabe", "A.", "b c."]
     bulk = bulk_tokenize(caps)
     taken = 0
-    for c, b in zip(caps, bulk, strict=True):
+    for c, b in strict_zip(caps, bulk):
         if b is not None:
             taken += 1
             assert b == fast_tokenize(c), repr(c)

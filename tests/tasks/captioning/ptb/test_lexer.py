@@ -13,6 +13,7 @@ import realdata
 from conftest import needs_java
 from ptb_grammar_cases import FAMILIES, grammar_caption, grammar_captions
 
+from vlbench.backports import strict_zip
 from vlbench.errors import UsageError
 from vlbench.tasks.captioning.ptb import jar_tokenize, tokenize
 from vlbench.tasks.captioning.ptb import lexer as ptb_lexer
@@ -26,14 +27,14 @@ from vlbench.tasks.captioning.ptb.lines import (
 
 def _lexer(captions: list[str], successors: list[str | None]) -> list[str]:
     return [strip_punctuation(" ".join(ptb_lexer.tokenize_line(clean_line_breaks(c), s)))
-            for c, s in zip(captions, successors, strict=True)]
+            for c, s in strict_zip(captions, successors)]
 
 
 def _assert_equal_to_jar(captions: list[str]) -> None:
     successors = pycoco_successors([captions])
     mine = _lexer(captions, successors)
     theirs = jar_tokenize(captions, successors)
-    bad = [(c, m, t) for c, m, t in zip(captions, mine, theirs, strict=True) if m != t]
+    bad = [(c, m, t) for c, m, t in strict_zip(captions, mine, theirs) if m != t]
     assert not bad, f"{len(bad)} of {len(captions)} differ, e.g. {bad[:3]}"
 
 
@@ -70,7 +71,7 @@ def test_real_captions_outside_the_fast_path_equal_the_jar():
         cands, refs = realdata.pycoco_files(name)
         flat = cands + refs
         succ = pycoco_successors([cands, refs])
-        for c, s, t in zip(flat, succ, fast_tokenize_many(flat), strict=True):
+        for c, s, t in strict_zip(flat, succ, fast_tokenize_many(flat)):
             if t is None:
                 captions.append(c)
                 successors.append(s)

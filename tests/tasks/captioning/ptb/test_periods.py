@@ -14,6 +14,7 @@ import random
 
 from conftest import needs_java
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.ptb import jar_tokenize, pycoco_successors, tokenize
 from vlbench.tasks.captioning.ptb.jar import _run_jar
 from vlbench.tasks.captioning.ptb.lines import strip_punctuation
@@ -88,14 +89,14 @@ def test_one_letter_period_lookahead_equals_the_jar():
         expected = _jar_file(f)
         succ = pycoco_successors([f])
         python, _ = tokenize(f, succ)
-        for line, got, want in zip(f, python, expected, strict=True):
+        for line, got, want in strict_zip(f, python, expected):
             assert got == want, (line, got, want)
         # every one-letter ending is answered in Python (other shapes of the next lines may not be)
-        for line, s in zip(f, succ, strict=True):
+        for line, s in strict_zip(f, succ):
             if line in ONE_LETTER_ENDINGS:
                 assert extended_tokenize(line, s) is not None, (line, s)
         jar = jar_tokenize(f, succ)
-        for line, got, want in zip(f, jar, expected, strict=True):
+        for line, got, want in strict_zip(f, jar, expected):
             assert got == want, (line, got, want)
 
 

@@ -14,6 +14,7 @@ import realdata
 from conftest import needs_java
 from gen import realistic_caption
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.ptb import jar_tokenize, pycoco_successors
 from vlbench.tasks.captioning.ptb.fast import fast_tokenize_many
 from vlbench.tasks.captioning.ptb.lines import clean_line_breaks
@@ -86,7 +87,7 @@ def _check(captions: list[str], successors: list[str | None]) -> tuple[int, int]
     """(checked, left to the jar); asserts equality with the jar on every checked caption."""
     ref = jar_tokenize(captions, successors)
     checked = left = 0
-    for c, s, r in zip(captions, successors, ref, strict=True):
+    for c, s, r in strict_zip(captions, successors, ref):
         mine = extended_tokenize(clean_line_breaks(c), s)
         if mine is None:
             left += 1
@@ -107,7 +108,7 @@ def test_real_captions_outside_the_fast_path_equal_the_jar():
         total += len(cands) + len(refs)
         flat = cands + refs
         succ = pycoco_successors([cands, refs])
-        for c, s, t in zip(flat, succ, fast_tokenize_many(flat), strict=True):
+        for c, s, t in strict_zip(flat, succ, fast_tokenize_many(flat)):
             if t is None:
                 captions.append(c)
                 successors.append(s)
@@ -125,7 +126,7 @@ def test_real_captions_with_curly_quotes_equal_the_jar():
     cands, refs = realdata.pycoco_files("C")
     cands, refs = ([c.replace("'", "\u2019").replace(" a ", " \u201ca\u201d ") for c in part] for part in (cands, refs))
     flat = cands + refs
-    outside = [(c, s) for c, s, t in zip(flat, pycoco_successors([cands, refs]), fast_tokenize_many(flat), strict=True)
+    outside = [(c, s) for c, s, t in strict_zip(flat, pycoco_successors([cands, refs]), fast_tokenize_many(flat))
                if t is None]
     checked, left = _check([c for c, _ in outside], [s for _, s in outside])
     assert len(outside) > 15_000 and left < 20, (len(outside), left)
