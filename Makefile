@@ -6,12 +6,12 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 .PHONY: demo test leaderboard clean
 
 # The C sources too: editing one rebuilds the extensions (an editable install compiles it in place).
-$(VENV)/.core: pyproject.toml setup.py $(wildcard tasks/captioning/*.c)
+$(VENV)/.core: pyproject.toml setup.py $(wildcard tasks/captioning/meteor/*.c)
 	python3 -m venv $(VENV)
 	$(PIP) -e .
 	touch $@
 
-$(VENV)/.dev: pyproject.toml setup.py $(wildcard tasks/captioning/*.c)
+$(VENV)/.dev: pyproject.toml setup.py $(wildcard tasks/captioning/meteor/*.c)
 	python3 -m venv $(VENV)
 	$(PIP) -e '.[dev]'
 	touch $@ $(VENV)/.core

@@ -4,8 +4,8 @@ The engine (`harness/`) is the `vlbench` package itself; `tasks/`, `baselines/` 
 `vlbench.tasks`, `vlbench.baselines` and `vlbench.compat` (the drop-ins for pycocoevalcap and MDETR). Declarative metadata stays in pyproject.toml; only the
 package mapping lives here, because it is computed from the folders (new subpackages need no edit).
 
-Two optional C extensions: METEOR's aligner (`tasks/captioning/_meteor_align.c`) and the pass over
-its paraphrase table (`tasks/captioning/_paraphrase_scan.c`). Without a C compiler the install
+Two optional C extensions: METEOR's aligner (`tasks/captioning/meteor/_meteor_align.c`) and the pass
+over its paraphrase table (`tasks/captioning/meteor/_paraphrase_scan.c`). Without a C compiler the install
 still succeeds and METEOR runs the same algorithms in Python and numpy, slower.
 """
 
@@ -34,7 +34,7 @@ def packages() -> list[str]:
 class BuildExt(build_ext):
     """Compiler flags that keep the aligner's floating point bit-equal to Python's: no fused
     multiply-add contraction, no fast-math (the score that picks the best reference must round
-    exactly as `meteor_python.segment_score` does)."""
+    exactly as `meteor.aligner.segment_score` does)."""
 
     def build_extensions(self) -> None:
         msvc = self.compiler.compiler_type == "msvc"
@@ -45,14 +45,14 @@ class BuildExt(build_ext):
 
 
 METEOR_ALIGN = Extension(
-    "vlbench.tasks.captioning._meteor_align",
-    sources=["tasks/captioning/_meteor_align.c"],
-    optional=True,  # no compiler: the pure-Python aligner (meteor_python) runs instead
+    "vlbench.tasks.captioning.meteor._meteor_align",
+    sources=["tasks/captioning/meteor/_meteor_align.c"],
+    optional=True,  # no compiler: the pure-Python aligner (meteor/aligner.py) runs instead
 )
 PARAPHRASE_SCAN = Extension(
-    "vlbench.tasks.captioning._paraphrase_scan",
-    sources=["tasks/captioning/_paraphrase_scan.c"],
-    optional=True,  # no compiler: paraphrase.py keys the table with numpy instead
+    "vlbench.tasks.captioning.meteor._paraphrase_scan",
+    sources=["tasks/captioning/meteor/_paraphrase_scan.c"],
+    optional=True,  # no compiler: meteor/paraphrase_table.py keys the table with numpy instead
 )
 
 setup(packages=packages(), package_dir=ROOTS, ext_modules=[METEOR_ALIGN, PARAPHRASE_SCAN], cmdclass={"build_ext": BuildExt})

@@ -130,11 +130,9 @@ class _Named:
 
 
 def _ground_truth(benchmark_id: str, data_dir: Path | None) -> Any:
-    from vlbench.ground_truth import locate_ground_truth
+    from vlbench.ground_truth import load_ground_truth
 
-    benchmark = registry().benchmark(benchmark_id)
-    task = registry().task_of(benchmark)
-    return task.load_ground_truth(benchmark, locate_ground_truth(benchmark, data_dir))
+    return load_ground_truth(registry().benchmark(benchmark_id), data_dir)[0]
 
 
 def _group_means(per_query: np.ndarray, groups: Sequence[str | None], names: Sequence[str]) -> dict[str, float]:

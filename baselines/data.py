@@ -10,14 +10,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from vlbench.atomic_files import staged_folder
 from vlbench.benchmark import Benchmark
 from vlbench.errors import UsageError
-from vlbench.ground_truth import default_data_dir, locate_ground_truth
+from vlbench.ground_truth import default_data_dir, load_ground_truth
 from vlbench.hashing import sha256_bytes
-from vlbench.registry import registry
 from vlbench.tasks.karpathy import KarpathyImage, karpathy_images, load_karpathy, read_karpathy
 
 from .config import RecipeConfig
@@ -183,11 +181,6 @@ def _limit(pairs: list[Pair], config: RecipeConfig) -> list[Pair]:
     return pairs
 
 
-def ground_truth(benchmark: Benchmark, data_dir: Path | None) -> Any:
-    task = registry().task_of(benchmark)
-    return task.load_ground_truth(benchmark, locate_ground_truth(benchmark, data_dir))
-
-
 @dataclass(frozen=True)
 class RetrievalInputs:
     image_ids: list[str]
@@ -198,7 +191,7 @@ class RetrievalInputs:
 
 def retrieval_inputs(benchmark: Benchmark, source: Source, data_dir: Path | None) -> RetrievalInputs:
     """The test images and captions, in the ground truth's order."""
-    gt = ground_truth(benchmark, data_dir)
+    gt, _ = load_ground_truth(benchmark, data_dir)
     by_image = {img.id: img for img in source.karpathy}
     text = _caption_texts(source)
     image_ids, caption_ids = list(gt.images), list(gt.captions)
@@ -219,7 +212,7 @@ class DecorrelatedInputs:
 
 
 def decorrelated_inputs(benchmark: Benchmark, source: Source, data_dir: Path | None) -> DecorrelatedInputs:
-    gt = ground_truth(benchmark, data_dir)
+    gt, _ = load_ground_truth(benchmark, data_dir)
     if source.query_image_root is None:
         raise UsageError(
             f"{benchmark.id} needs its query images (the test images with classes removed): make them with "

@@ -41,14 +41,9 @@ from vlbench.tasks.captioning.bleu import bleu_stats, corpus_bleu
 from vlbench.tasks.captioning.cider import cider_scores
 from vlbench.tasks.captioning.corpus import Corpus
 from vlbench.tasks.captioning.loaders import References
-from vlbench.tasks.captioning.meteor import MeteorProcess
-from vlbench.tasks.captioning.meteor_stats import meteor_aggregate, meteor_from_stats
-from vlbench.tasks.captioning.ptb import (
-    fast_tokenize_many,
-    jar_tokenize,
-    pycoco_successors,
-    tokenize,
-)
+from vlbench.tasks.captioning.meteor import MeteorProcess, meteor_aggregate, meteor_from_stats
+from vlbench.tasks.captioning.ptb import jar_tokenize, pycoco_successors, tokenize
+from vlbench.tasks.captioning.ptb.fast import fast_tokenize_many
 from vlbench.tasks.captioning.rouge import rouge_l
 from vlbench.tasks.captioning.scoring import score_captions
 
@@ -193,9 +188,8 @@ else:
     from vlbench.tasks.captioning.bleu import bleu_stats, corpus_bleu
     from vlbench.tasks.captioning.cider import cider_scores
     from vlbench.tasks.captioning.corpus import Corpus
-    from vlbench.tasks.captioning.meteor_stats import meteor_aggregate, meteor_from_stats
     from vlbench.tasks.captioning.rouge import rouge_l
-    from vlbench.tasks.captioning.meteor import MeteorProcess
+    from vlbench.tasks.captioning.meteor import MeteorProcess, meteor_aggregate, meteor_from_stats
     with MeteorProcess(backend=mode) as p:
         st = p.stats(tc, tr)
     score = float(meteor_from_stats(meteor_aggregate(st)))
@@ -230,7 +224,7 @@ def bench_meteor_processes(cands: list[str], refs: list[list[str]], repeats: int
     """METEOR alone at full size, as whole processes: pycocoevalcap's Meteor, vlbench in Python and
     vlbench's jar path, warm (index cached) and cold (first run on a machine, an empty index folder:
     the index is built), all interleaved."""
-    from vlbench.tasks.captioning import paraphrase_index
+    from vlbench.tasks.captioning.meteor import paraphrase_index
 
     tc, tr, _ = ptb_tokenized(cands, refs)
     warm_cache = paraphrase_index.cache_root()

@@ -1,14 +1,14 @@
-"""METEOR's per-segment work in one process: the Python aligner of `meteor_python` against the C
-aligner (`meteor_native`, `_meteor_align.c`), on bench_captioning's synthetic set (5,000 images x
+"""METEOR's per-segment work in one process: the Python aligner (`meteor/aligner.py`) against the C
+aligner (`meteor/native.py`, `_meteor_align.c`), on bench_captioning's synthetic set (5,000 images x
 5 references: 25,000 hypothesis-reference pairs), after both are checked equal bit for bit.
 
 Timed (median of --repeats, the jar's data files and the run's word information
 already loaded, as they are once per run):
 - Python aligner: `Aligner.matches` + `align` + `stats` + `segment_score` for every pair
-  (`meteor_python._segment_stats`, one process);
+  (`meteor.python_meteor._segment_stats`, one process);
 - C aligner: the extension call alone (its paraphrase trie included), on one thread, then with the
   segments split over the available cores (the default);
-- C glue: the run vocabulary and the extension's arrays (`meteor_native.native_arguments`);
+- C glue: the run vocabulary and the extension's arrays (`meteor.native.native_arguments`);
 - `PythonMeteor.stats_of_lines` whole, each way (tokens, paraphrase filtering and word information
   included; the Python aligner forks its 2 workers there, the C one does not).
 Usage: python benchmarks/bench_meteor_aligner.py [--images 5000] [--repeats 5]
@@ -24,14 +24,10 @@ import time
 import numpy as np
 from bench_captioning import make_set, ptb_tokenized
 
-from vlbench.tasks.captioning import meteor_native, paraphrase, paraphrase_index
-from vlbench.tasks.captioning.meteor import MeteorProcess, score_line
-from vlbench.tasks.captioning.meteor_python import (
-    Aligner,
-    ParaphraseTrie,
-    _segment_stats,
-    read_entries,
-)
+from vlbench.tasks.captioning.meteor import MeteorProcess, paraphrase, paraphrase_index, score_line
+from vlbench.tasks.captioning.meteor import native as meteor_native
+from vlbench.tasks.captioning.meteor.aligner import Aligner, ParaphraseTrie
+from vlbench.tasks.captioning.meteor.python_meteor import _segment_stats, read_entries
 
 
 def median_time(fn, repeats: int) -> tuple[float, object]:

@@ -21,9 +21,14 @@ from vlbench.tasks.captioning.bleu import bleu_from_stats, bleu_stats, corpus_bl
 from vlbench.tasks.captioning.cider import CIDER_SIGMA, cider_scores
 from vlbench.tasks.captioning.corpus import MAX_N, Corpus
 from vlbench.tasks.captioning.java import JavaUnavailable, java_command
-from vlbench.tasks.captioning.meteor import MeteorProcess, MeteorUnavailable
-from vlbench.tasks.captioning.meteor_stats import meteor_aggregate, meteor_from_stats
-from vlbench.tasks.captioning.ptb import LINE_BREAKS, tokenize
+from vlbench.tasks.captioning.meteor import (
+    MeteorProcess,
+    MeteorUnavailable,
+    meteor_aggregate,
+    meteor_from_stats,
+)
+from vlbench.tasks.captioning.ptb import tokenize
+from vlbench.tasks.captioning.ptb.lines import LINE_BREAKS
 from vlbench.tasks.captioning.rouge import ROUGE_BETA, rouge_l
 from vlbench.tasks.captioning.spice import ADD_OPENS, spice_status
 

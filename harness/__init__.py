@@ -8,10 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vlbench import backports
-
-backports.install()  # Python 3.9 (EvalAI's workers): zip(..., strict=...) as on 3.10
-
 __version__ = "0.2.0"
 
 if TYPE_CHECKING:

@@ -22,6 +22,7 @@ from vlbench import _API
 from vlbench.benchmark import Benchmark
 from vlbench.errors import InvalidSubmission, Issue, IssueList, UsageError, plural, shorten
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED, LoadedJson, load_document
+from vlbench.limits import DEFAULT_MAX_ERRORS, MAX_ERRORS, MAX_FILE_BYTES, MAX_RESAMPLES, MAX_SEED
 from vlbench.registry import registry
 from vlbench.results import ResultRecord
 
@@ -42,13 +43,6 @@ if TYPE_CHECKING:
         max_bytes: int
         max_decompressed: int
         max_errors: int
-
-# Bounds of the numeric options, shared with the command line: past them a run cannot be meant
-# (a trillion resamples would need terabytes) and a negative count has no meaning.
-MAX_RESAMPLES = 100_000
-MAX_SEED = 2**63 - 1
-MAX_FILE_BYTES = 2**40
-MAX_ERRORS = 1_000_000
 
 Source = Union[str, os.PathLike, dict, list]  # a runtime alias: Union, not |, for Python 3.9
 
@@ -102,7 +96,7 @@ def _options(
     strict: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
-    max_errors: int = 50,
+    max_errors: int = DEFAULT_MAX_ERRORS,
 ) -> ValidationOptions:
     """The input options of `validate` and `score`, as the command line's options of the same
     names: the benchmark of a bare predictions document, the data folder, a references file
@@ -217,7 +211,7 @@ def score(
             raise UsageError(f"out must be a path, not {shorten(out, 40)}")
         check_output_path(out, "result record")
     try:
-        evaluation = score_file(_input(predictions_or_path, options), options, bootstrap=bootstrap, seed=seed)
+        evaluation = score_file(_input(predictions_or_path, options), options, bootstrap=bootstrap, seed=seed, out=out)
     except InvalidSubmission as exc:
         raise _annotated(exc) from None
     if out is not None:

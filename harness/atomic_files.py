@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from vlbench.backports import strict_zip
 from vlbench.errors import UsageError
 
 
@@ -130,7 +131,7 @@ def atomic_write_many(files: list[tuple[Path, bytes]]) -> None:
             with _temporary_beside(Path(path)) as (fh, tmp):
                 temps.append(tmp)
                 fh.write(data)
-        for (path, _), tmp in zip(files, temps, strict=True):
+        for (path, _), tmp in strict_zip(files, temps):
             current = path
             backup = None
             if os.path.lexists(path):

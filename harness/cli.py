@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from vlbench import __version__
-from vlbench.api import MAX_ERRORS, MAX_FILE_BYTES, MAX_RESAMPLES, MAX_SEED
 from vlbench.commands import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from vlbench.commands import intake as hub_intake
 from vlbench.commands import submit as hub_submit
 from vlbench.commands.output import print_issues, simple_table
 from vlbench.errors import InvalidSubmission, VlbenchError, clip
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
+from vlbench.limits import DEFAULT_MAX_ERRORS, MAX_ERRORS, MAX_FILE_BYTES, MAX_RESAMPLES, MAX_SEED
 from vlbench.progress import quiet_bars
 from vlbench.registry import cli_plugins, registry
 
@@ -70,7 +70,7 @@ def _add_limits(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_DECOMPRESSED,
         help="largest decompressed size of a .json.gz (bytes)",
     )
-    p.add_argument("--max-errors", type=count(1, MAX_ERRORS), default=50,
+    p.add_argument("--max-errors", type=count(1, MAX_ERRORS), default=DEFAULT_MAX_ERRORS,
                    help="errors listed in full (the rest are counted)")
 
 

@@ -1,4 +1,5 @@
-"""Where a benchmark's ground-truth files are, and whether they are the pinned bytes."""
+"""Where a benchmark's ground-truth files are, whether they are the pinned bytes, and reading them
+(`load_ground_truth`: the one way in, for validation, the recipes and the tools)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,14 @@ import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from vlbench.benchmark import PACKAGE, Benchmark, DataFile
 from vlbench.errors import UsageError
 from vlbench.hashing import sha256_bytes, sha256_file
+
+if TYPE_CHECKING:
+    from vlbench.task_type import TaskType
 
 
 def default_data_dir() -> Path:
@@ -94,3 +99,17 @@ def locate_ground_truth(
         paths[f.name] = p
         hashes[f.name] = digest
     return GroundTruthFiles(paths, hashes)
+
+
+def load_ground_truth(
+    benchmark: Benchmark, data_dir: str | os.PathLike | None, task: TaskType | None = None
+) -> tuple[Any, GroundTruthFiles]:
+    """A benchmark's ground truth, read by its task (`TaskType.load_ground_truth`) from the files
+    `locate_ground_truth` finds and verifies, and those files. `task`: the benchmark's task when
+    the caller has it (default: the registry's)."""
+    files = locate_ground_truth(benchmark, data_dir)
+    if task is None:
+        from vlbench.registry import registry  # discovery, only when the caller has no task
+
+        task = registry().task_of(benchmark)
+    return task.load_ground_truth(benchmark, files), files

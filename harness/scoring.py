@@ -1,11 +1,13 @@
 """Score a validated submission, build its result record, and write it.
 
-Validation is `vlbench.submission`'s; this module takes what it returns.
+Validation is `vlbench.submission`'s; this module takes what it returns. The record is built once,
+in `score_validated`, with everything it holds (the warnings of what the scoring tolerated,
+another tool's input format, the name of its per-item file when it is to be written to `out`);
+`write_evaluation` writes it as it is.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import os
 import time
@@ -41,12 +43,17 @@ def _clean(value: float | None) -> float | None:
 
 
 def score_validated(
-    sub: ValidatedSubmission, bootstrap: int = 1000, seed: int = 0, started: float | None = None
+    sub: ValidatedSubmission,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    started: float | None = None,
+    out: str | os.PathLike | None = None,
 ) -> Evaluation:
+    """Score, bootstrap and build the result record. `out`: where `write_evaluation` will write
+    the record (the record names its per-item file, written next to it)."""
     started = time.perf_counter() if started is None else started
     task, benchmark = sub.task, sub.benchmark
     scored: TaskScores = task.score(sub.parsed, sub.ground_truth, benchmark)
-    tolerated = [i.message for i in task.strict_issues(sub.parsed, sub.ground_truth, benchmark)]
     ci = (
         bootstrap_ci(
             scored.items,
@@ -57,6 +64,11 @@ def score_validated(
         if bootstrap > 0 and scored.items
         else {}
     )
+    extra = dict(scored.extra)
+    if sub.tolerated:
+        extra["warnings"] = [*extra.get("warnings", []), *(i.message for i in sub.tolerated)]
+    if sub.input_format is not None:
+        extra["input_format"] = sub.input_format
     record = ResultRecord(
         benchmark=benchmark.id,
         task=benchmark.task,
@@ -70,12 +82,11 @@ def score_validated(
         ci95={k: v for k, v in ci.items() if k in scored.scores},
         n=dict(scored.n),
         bootstrap={"resamples": bootstrap, "seed": seed, "units": resampled_units(scored.items)} if ci else {},
+        per_item=per_item_path(out).name if out is not None and scored.items else None,
         elapsed_s=round(time.perf_counter() - started, 4),
         created_utc=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
-        extra=dict(scored.extra),
+        extra=extra,
     )
-    if tolerated:
-        record.extra["warnings"] = [*record.extra.get("warnings", []), *tolerated]
     return Evaluation(record, scored.items, sub)
 
 
@@ -85,35 +96,34 @@ def score_file(
     *,
     bootstrap: int = 1000,
     seed: int = 0,
+    out: str | os.PathLike | None = None,
     **fields: Any,
 ) -> Evaluation:
     """Read, validate (`submission.validate`, same options) and score one submission (raises
     InvalidSubmission / UsageError). A file read in another tool's format records it in the
-    result's `extra.input_format`."""
+    result's `extra.input_format`. `out`: where the record is to be written (`write_evaluation`)."""
     started = time.perf_counter()
     with gc_paused():
         sub = validate(source, options_of(options, fields))
-        evaluation = score_validated(sub, bootstrap=bootstrap, seed=seed, started=started)
-    if sub.input_format is not None:
-        evaluation.result.extra["input_format"] = sub.input_format
-    return evaluation
+        return score_validated(sub, bootstrap=bootstrap, seed=seed, started=started, out=out)
 
 
-def write_evaluation(evaluation: Evaluation, out: str | os.PathLike, with_items: bool = True) -> Path:
-    """Write the result record and its per-item file next to it: both, or neither on failure
-    (a refused or failed run leaves nothing behind). Write errors are UsageErrors."""
+def write_evaluation(evaluation: Evaluation, out: str | os.PathLike) -> Path:
+    """Write the result record to `out` as it was built, and the per-item file it names next to
+    it: both, or neither on failure (a refused or failed run leaves nothing behind). Write errors
+    are UsageErrors. The record names its per-item file when it was scored for this `out`."""
     out = check_output_path(out, "result record")
+    record = evaluation.result
     files: list[tuple[Path, bytes]] = []
-    per_item = None
-    if with_items and evaluation.items:
+    if record.per_item is not None:
         items_path = per_item_path(out)
+        if items_path.name != record.per_item:
+            raise ValueError(f"the record names the per-item file {record.per_item}, not {items_path.name}: "
+                             f"score it with out={str(out)!r}")
         files.append((items_path, dumps_json(items_document(evaluation.items), indent=None)))
-        per_item = items_path.name
-    record = dataclasses.replace(evaluation.result, per_item=per_item)
     try:
         files.append((out, dumps_json(record.to_dict())))
     except (ValueError, RecursionError) as exc:  # meta validation should make this impossible
         raise UsageError(f"the result cannot be written as JSON ({exc})") from None
     atomic_write_many(files)
-    evaluation.result.per_item = per_item
     return out

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.item_table import ItemTable
 
 MeansToMetrics = Callable[[Mapping[str, Mapping[str, np.ndarray]]], dict[str, np.ndarray]]
@@ -127,8 +128,8 @@ def replicate_means(
             drawn = counts[pop.draw]
             rows = drawn @ pop.sizes
             with np.errstate(invalid="ignore", divide="ignore"):
-                for tab, tab_sums, tab_out in zip(tables, sums, out, strict=True):
-                    for c, column_sums in zip(tab[name].columns, tab_sums[name], strict=True):
+                for tab, tab_sums, tab_out in strict_zip(tables, sums, out):
+                    for c, column_sums in strict_zip(tab[name].columns, tab_sums[name]):
                         tab_out[name][c][start:stop] = (drawn @ column_sums) / rows
         start = stop
     return out

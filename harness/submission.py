@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vlbench.benchmark import Benchmark
-from vlbench.errors import InvalidSubmission, IssueList, UsageError, pointer, shorten
-from vlbench.ground_truth import GroundTruthFiles, locate_ground_truth
+from vlbench.errors import InvalidSubmission, Issue, IssueList, UsageError, pointer, shorten
+from vlbench.ground_truth import load_ground_truth
 from vlbench.jsonio import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_DECOMPRESSED,
@@ -24,6 +24,7 @@ from vlbench.jsonio import (
     gc_paused,
     load_submission_file,
 )
+from vlbench.limits import DEFAULT_MAX_ERRORS
 from vlbench.registry import Registry, registry
 from vlbench.schema import ENVELOPE_SCHEMA, schema_issues
 from vlbench.task_type import TaskType
@@ -37,7 +38,7 @@ class ValidationOptions:
     data_dir: str | os.PathLike | None = None
     max_bytes: int = DEFAULT_MAX_BYTES
     max_decompressed: int = DEFAULT_MAX_DECOMPRESSED
-    max_errors: int = 50
+    max_errors: int = DEFAULT_MAX_ERRORS
     benchmark_override: Benchmark | None = None  # an ad-hoc benchmark (captions with --references)
     # None reads a vlbench submission, or a bare document given with `benchmark_id` in whichever
     # format its task detects (`TaskType.detect_format`); "vlbench" forces the own format; another
@@ -71,6 +72,9 @@ class ValidatedSubmission:
     bare: bool
     # Another tool's format the file was read in (recorded in the result's extra.input_format).
     input_format: str | None = None
+    # What the default scoring tolerates (the task's `strict_issues`), found once here: refused
+    # under --strict, the result's warnings otherwise.
+    tolerated: list[Issue] = field(default_factory=list)
 
 
 def _envelope(
@@ -174,7 +178,7 @@ def validate(
             else:
                 sub = _validate_foreign(loaded, fmt, options, issues)
             if options.strict:
-                issues.extend(sub.task.strict_issues(sub.parsed, sub.ground_truth, sub.benchmark))
+                issues.extend(sub.tolerated)
                 if issues:
                     raise InvalidSubmission(issues)
         except InvalidSubmission as exc:
@@ -239,7 +243,7 @@ def validate_document(
     if not structure.ok:
         schema_issues(predictions, task.schema_path(), issues, prefix=("predictions",), only=structure.suspects)
 
-    ground_truth, files = _ground_truth(task, benchmark, options)
+    ground_truth, files = load_ground_truth(benchmark, options.data_dir, task)
     parsed = task.check(predictions, ground_truth, benchmark, issues, structure)
     if issues:
         raise InvalidSubmission(issues)
@@ -253,6 +257,7 @@ def validate_document(
         submission_sha256=submission_sha256,
         ground_truth_sha256=files.combined_sha256,
         bare=bare,
+        tolerated=task.strict_issues(parsed, ground_truth, benchmark),
     )
 
 
@@ -263,11 +268,6 @@ def _registry(options: ValidationOptions) -> tuple[Registry, str | None]:
     if override is None:
         return reg, options.benchmark_id
     return Registry(reg.tasks, {**reg.benchmarks, override.id: override}), override.id
-
-
-def _ground_truth(task: TaskType, benchmark: Benchmark, options: ValidationOptions) -> tuple[Any, GroundTruthFiles]:
-    files = locate_ground_truth(benchmark, options.data_dir)
-    return task.load_ground_truth(benchmark, files), files
 
 
 def _format_of(doc: object, options: ValidationOptions) -> str | None:
@@ -296,7 +296,7 @@ def _validate_foreign(
         known = ", ".join(("vlbench", *task.foreign_formats))
         raise UsageError(f"{benchmark.id} is a {task.name} benchmark: --format is one of {known}, "
                          f"not {fmt!r}")
-    ground_truth, files = _ground_truth(task, benchmark, options)
+    ground_truth, files = load_ground_truth(benchmark, options.data_dir, task)
     parsed = task.check_foreign(fmt, loaded.data, ground_truth, benchmark, issues)
     if issues:
         raise InvalidSubmission(issues)
@@ -310,4 +310,5 @@ def _validate_foreign(
         ground_truth_sha256=files.combined_sha256,
         bare=True,
         input_format=fmt,
+        tolerated=task.strict_issues(parsed, ground_truth, benchmark),
     )

@@ -25,6 +25,7 @@ from vlbench.errors import UsageError
 from vlbench.hashing import sha256_file
 from vlbench.jsonio import read_trusted_json
 from vlbench.source_check import SourceMismatch
+from vlbench.tasks.karpathy_ids import image_id_of
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # Set on documents assembled from a hub dataset's rows (not a file): they carry no `dataset`
@@ -160,7 +161,7 @@ class KarpathyEntry:
         """See `image_id`; KeyError("filename") when the record has neither id."""
         if self.cocoid is None and self.filename is None:
             raise KeyError("filename")
-        return _image_id(self.cocoid, self.filename)
+        return image_id_of(self.cocoid, self.filename)
 
     @property
     def numeric_image_id(self) -> Any:
@@ -224,15 +225,6 @@ class KarpathyImage:
     split: str
     filename: str
     captions: tuple[Caption, ...]
-
-
-def image_id(entry: Mapping[str, Any]) -> str:
-    """COCO images are known by `cocoid`; Flickr30k images by their file name's stem (Flickr id)."""
-    return _image_id(entry.get("cocoid"), entry["filename"] if entry.get("cocoid") is None else None)
-
-
-def _image_id(cocoid: Any, filename: Any) -> str:
-    return str(cocoid) if cocoid is not None else Path(str(filename)).stem
 
 
 def parse_karpathy(doc: Mapping[str, Any]) -> list[KarpathyImage]:

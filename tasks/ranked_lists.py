@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.errors import IssueList, pointer
 
 ID_TYPES = frozenset({int, str})
@@ -177,7 +178,7 @@ def _list_rows(spec: RankedListSpec, qid: str, ranked: list[Any], issues: IssueL
         return None
     rows = spec.rows_of(ranked).tolist()
     if -1 in rows:
-        for pos, (x, r) in enumerate(zip(ranked, rows, strict=True)):
+        for pos, (x, r) in enumerate(strict_zip(ranked, rows)):
             if r < 0:
                 issues.add(
                     "unknown_id",

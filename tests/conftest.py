@@ -71,3 +71,37 @@ def retrieval_data(tmp_path: Path) -> Path:
         # toy sources, far smaller than the official files: a deliberate deviation
         reg.task_of(b).prepare(b, str(source), data_dir, force=True)
     return data_dir
+
+
+@pytest.fixture
+def tiny_inpainting_pipeline(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A StableDiffusionInpaintPipeline with tiny random weights built from configs (no download),
+    seeded; its progress bar off. Skips without diffusers (the baselines extra)."""
+    torch = pytest.importorskip("torch")
+    diffusers = pytest.importorskip("diffusers")
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    unet = diffusers.UNet2DConditionModel(
+        block_out_channels=(8, 16), layers_per_block=1, sample_size=8, in_channels=9, out_channels=4,
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"), up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
+        cross_attention_dim=8, attention_head_dim=2, norm_num_groups=4,
+    )  # fmt: skip
+    vae = diffusers.AutoencoderKL(
+        block_out_channels=(8, 8), in_channels=3, out_channels=3, latent_channels=4, norm_num_groups=4,
+        down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
+        up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"),
+    )  # fmt: skip
+    text = transformers.CLIPTextModel(transformers.CLIPTextConfig(
+        vocab_size=16, hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2,
+        max_position_embeddings=8, bos_token_id=0, eos_token_id=1, pad_token_id=1,
+    ))  # fmt: skip
+    folder = tmp_path_factory.mktemp("tiny-clip-tokenizer")
+    (folder / "vocab.json").write_text(json.dumps({"<|startoftext|>": 0, "<|endoftext|>": 1}))
+    (folder / "merges.txt").write_text("#version: 0.2\n")
+    tokenizer = transformers.CLIPTokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"), model_max_length=8)
+    pipe = diffusers.StableDiffusionInpaintPipeline(
+        vae=vae, text_encoder=text, tokenizer=tokenizer, unet=unet, scheduler=diffusers.DDIMScheduler(steps_offset=1),
+        safety_checker=None, feature_extractor=None, requires_safety_checker=False,
+    )  # fmt: skip
+    pipe.set_progress_bar_config(disable=True)
+    return pipe

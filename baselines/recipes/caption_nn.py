@@ -16,9 +16,10 @@ from typing import Any
 
 from vlbench.atomic_files import atomic_write_json
 from vlbench.errors import UsageError
+from vlbench.ground_truth import load_ground_truth
 
 from ..consensus import DocumentFrequency, consensus_index, tokenize
-from ..data import _require_files, ground_truth
+from ..data import _require_files
 from ..provenance import weights_label
 from ..recipe import Recipe, RunContext
 from ..retrieve import embed_images, embed_texts, topk
@@ -65,7 +66,7 @@ def predict(ctx: RunContext) -> list[dict[str, Any]]:
     coco_results = str(ctx.config.extra.get("coco_results", "") or "")
     if coco_results and not Path(coco_results).parent.is_dir():
         raise UsageError(f"--coco-results {coco_results}: folder {Path(coco_results).parent} does not exist")
-    refs = ground_truth(ctx.benchmark, ctx.data_dir)
+    refs, _ = load_ground_truth(ctx.benchmark, ctx.data_dir)
     known = {img.id for img in ctx.source.karpathy}
     unknown = [i for i in refs.ids if str(i) not in known]
     if unknown:

@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from vlbench.errors import UsageError
+from vlbench.ground_truth import load_ground_truth
 from vlbench.progress import bar
 
-from ..data import _require_files, ground_truth
+from ..data import _require_files
 from ..recipe import Recipe, RunContext
 from ..regions import load_proposals, nms_topk, render_region, sliding_windows
 from ..retrieve import embed_texts
@@ -137,7 +138,7 @@ def encode_regions(model: Any, dataset: RegionCrops, *, device: str, precision: 
 
 def predict(ctx: RunContext) -> dict[str, Any]:
     settings = RegionSettings.from_extra(ctx.config.extra)
-    gt = ground_truth(ctx.benchmark, ctx.data_dir)
+    gt, _ = load_ground_truth(ctx.benchmark, ctx.data_dir)
     image_rows = sorted(set(gt.p_image.tolist()))
     image_ids = [gt.image_ids[i] for i in image_rows]
     sizes = {iid: (float(gt.width[i]), float(gt.height[i])) for i, iid in enumerate(gt.image_ids)}

@@ -9,6 +9,7 @@ import json
 import sys
 from typing import Any
 
+from vlbench.backports import strict_zip
 from vlbench.benchmark import Benchmark, Metric
 from vlbench.errors import InvalidSubmission
 from vlbench.results import ResultRecord
@@ -68,7 +69,7 @@ def simple_table(rows: list[list[str]], headers: list[str]) -> str:
     widths = [max([len(h) + 2, *(len(r[j]) for r in rows)]) for j, h in enumerate(headers)]
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+        return "  ".join(c.ljust(w) for c, w in strict_zip(cells, widths)).rstrip()
 
     return "\n".join([line(headers), "  ".join("-" * w for w in widths), *map(line, rows)])
 

@@ -88,7 +88,8 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     submission = args.submission[0]
     _check_out(args.out, submission)
-    evaluation = score_file(submission, _submission_options(args), bootstrap=args.bootstrap, seed=args.seed)
+    evaluation = score_file(submission, _submission_options(args), bootstrap=args.bootstrap, seed=args.seed,
+                            out=args.out)
     result = evaluation.result
     if args.out:
         write_evaluation(evaluation, args.out)
@@ -125,7 +126,8 @@ def _score_many(args: argparse.Namespace) -> int:
     done, invalid, scored_targets = [], 0, []
     for i, name in enumerate(args.submission):
         try:
-            evaluation = score_file(name, _submission_options(args), bootstrap=args.bootstrap, seed=args.seed)
+            evaluation = score_file(name, _submission_options(args), bootstrap=args.bootstrap, seed=args.seed,
+                                    out=targets[i] if targets else None)
         except InvalidSubmission as exc:
             print_issues(exc, False)
             invalid += 1
@@ -135,7 +137,7 @@ def _score_many(args: argparse.Namespace) -> int:
         if args.verbose and not args.json:
             print(f"\n== {name}")
             print_result(evaluation)
-    for (_, evaluation), target in zip(done, scored_targets, strict=False):
+    for (_, evaluation), target in zip(done, scored_targets):
         write_evaluation(evaluation, target)
     if args.json:
         print(json.dumps([e.result.to_dict() for _, e in done], indent=2))

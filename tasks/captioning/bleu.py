@@ -7,12 +7,11 @@ import math
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.corpus import MAX_N, Corpus, first_of_runs
 
 BLEU_SMALL = 1e-9
 BLEU_TINY = 1e-15
-
-
 
 BLEU_COLUMNS = (
     [f"bleu_correct_{k}" for k in range(1, MAX_N + 1)]
@@ -27,7 +26,7 @@ def bleu_stats(corpus: Corpus) -> np.ndarray:
     n = corpus.n_images
     stats = np.zeros((n, 2 * MAX_N + 2), dtype=np.float64)
     testlen = corpus.cand_len
-    for k, (g, gr) in enumerate(zip(corpus.grams, corpus.groups, strict=True)):
+    for k, (g, gr) in enumerate(strict_zip(corpus.grams, corpus.groups)):
         if len(gr.shared):
             # a candidate n-gram's clip: its count, at most the maximum count over the
             # references (the shared entries of one candidate entry are contiguous)
@@ -55,31 +54,30 @@ def closest_ref_len(corpus: Corpus) -> np.ndarray:
 
 def bleu_from_stats(stats: np.ndarray) -> np.ndarray:
     """BLEU-1..4 from (..., 10) statistics (per image, or summed over a corpus): shape (..., 4).
+    The one formula for both: `corpus_bleu` gives it the summed statistics.
 
-    The float operations follow the reference's order: cumulative product of
-    (correct + 1e-15) / (guess + 1e-9), then ** (1/k), then the brevity penalty when
-    (testlen + 1e-15) / (reflen + 1e-9) < 1."""
+    pycocoevalcap's float operations in its order: cumulative product of
+    (correct + 1e-15) / (guess + 1e-9), then ** (1/k), then times the brevity penalty
+    exp(1 - 1/ratio) when ratio = (testlen + 1e-15) / (reflen + 1e-9) < 1. Sums, products and
+    quotients are IEEE operations, the same in numpy; the powers and the exponential go through
+    Python's float `**` and `math.exp` (the C library's, as in pycocoevalcap), because numpy's
+    vectorised ones can differ from them in the last bit (they do on AVX-512 machines). So every
+    value is pycocoevalcap's to the bit."""
     stats = np.asarray(stats, dtype=np.float64)
-    out = np.empty(stats.shape[:-1] + (MAX_N,))
-    bleu = np.ones(stats.shape[:-1])
+    shape = stats.shape[:-1]
+    out = np.empty((*shape, MAX_N))
+    bleu = np.ones(shape)
     for k in range(MAX_N):
         bleu = bleu * ((stats[..., k] + BLEU_TINY) / (stats[..., MAX_N + k] + BLEU_SMALL))
-        out[..., k] = bleu ** (1.0 / (k + 1))
-    ratio = (stats[..., 2 * MAX_N] + BLEU_TINY) / (stats[..., 2 * MAX_N + 1] + BLEU_SMALL)
-    with np.errstate(divide="ignore", over="ignore"):
-        penalty = np.where(ratio < 1, np.exp(1 - 1 / np.where(ratio < 1, ratio, 1.0)), 1.0)
-    return out * penalty[..., None]
+        exponent = 1.0 / (k + 1)
+        out[..., k] = np.reshape([b**exponent for b in bleu.ravel().tolist()], shape)
+    ratio = ((stats[..., 2 * MAX_N] + BLEU_TINY) / (stats[..., 2 * MAX_N + 1] + BLEU_SMALL)).ravel()
+    penalty = np.ones(ratio.shape)
+    short = np.flatnonzero(ratio < 1)
+    penalty[short] = [math.exp(1 - 1 / r) for r in ratio[short].tolist()]
+    return out * penalty.reshape(shape)[..., None]
 
 
 def corpus_bleu(stats: np.ndarray) -> list[float]:
     """Corpus BLEU-1..4 from per-image statistics (summed exactly: they are integers)."""
-    total = stats.sum(axis=0)
-    bleu = 1.0
-    out = []
-    for k in range(MAX_N):
-        bleu *= (float(total[k]) + BLEU_TINY) / (float(total[MAX_N + k]) + BLEU_SMALL)
-        out.append(bleu ** (1.0 / (k + 1)))
-    ratio = (float(total[2 * MAX_N]) + BLEU_TINY) / (float(total[2 * MAX_N + 1]) + BLEU_SMALL)
-    if ratio < 1:
-        out = [b * math.exp(1 - 1 / ratio) for b in out]
-    return out
+    return bleu_from_stats(np.asarray(stats, dtype=np.float64).sum(axis=0)).tolist()

@@ -1,6 +1,6 @@
 """The caption corpus the metrics share: PTB-tokenized strings, written from the pycocoevalcap 1.2 specification
 (`shared/reference/caption_metrics.md` §2), vectorised with numpy. One module per metric family
-reads it: `bleu.py`, `cider.py`, `rouge.py`; `meteor_stats.py` turns METEOR statistics into scores.
+reads it: `bleu.py`, `cider.py`, `rouge.py`; `meteor/scores.py` turns METEOR statistics into scores.
 
 Inputs: `cands[i]` is the tokenized candidate of image i, `refs[i]` its list of tokenized
 references. BLEU and CIDEr split tokens on any whitespace (`str.split()`), ROUGE-L on a
@@ -28,6 +28,8 @@ from functools import cached_property
 
 import numpy as np
 
+from vlbench.backports import strict_zip
+
 MAX_N = 4
 KEY_BITS = 63  # int64 sort keys stay non-negative
 
@@ -47,12 +49,15 @@ class NGrams:
     """Distinct (caption, n-gram) pairs with their counts, for one order n.
 
     `cap[k]`, `gram[k]`, `count[k]`: caption label (its code in a `Layout`), n-gram id (dense
-    per order, numbered in sorted order), count in that caption; sorted by (gram, caption)."""
+    per order, numbered in sorted order), count in that caption; sorted by (gram, caption).
+    `first_position[g]`, when asked for: where n-gram id g first occurs in the flat tokens (what
+    `ngram_texts` reads its words from)."""
 
     cap: np.ndarray
     gram: np.ndarray
     count: np.ndarray
     n_grams: int
+    first_position: np.ndarray | None = None
 
 
 def sort_keys(keys: np.ndarray, bound: int, key_bits: int = KEY_BITS) -> tuple[np.ndarray, np.ndarray]:
@@ -101,10 +106,12 @@ def index_ngram_ids(
     max_n: int = MAX_N,
     labels: np.ndarray | None = None,
     key_bits: int = KEY_BITS,
+    positions: bool = False,
 ) -> list[NGrams]:
     """Per order n = 1..max_n, the distinct (caption, n-gram) pairs and counts of every caption,
-    from flat token ids (`tok`, ids < v), caption lengths and distinct non-negative caption
-    labels (default: the caption index).
+    from flat token ids (`tok`, ids < v), caption lengths and non-negative caption labels
+    (default: the caption index; captions that share a label count as one caption, a document).
+    `positions`: also where each n-gram first occurs (`NGrams.first_position`).
 
     The n-gram at position p is the integer G_n(p) = G_{n-1}(p) * v + tok[p + n - 1] while that
     fits beside the label in `key_bits`; past that, G_{n-1} is first replaced by its dense rank
@@ -153,9 +160,34 @@ def index_ngram_ids(
         gram = entry >> label_bits
         new_gram = first_of_runs(gram)
         dense = np.cumsum(new_gram) - 1
-        out.append(
-            NGrams(cap=entry & ((1 << label_bits) - 1), gram=dense, count=count, n_grams=int(new_gram.sum()))
-        )
+        first_position = None
+        if positions:
+            # each position's n-gram id: its value's rank among the distinct values (ascending)
+            at = np.arange(total, dtype=np.int64) if valid is None else np.flatnonzero(valid)
+            ids = np.searchsorted(gram[new_gram], grams[at])
+            first_position = np.empty(int(new_gram.sum()), dtype=np.int64)
+            first_position[ids[::-1]] = at[::-1]  # the last write wins: the first occurrence
+        out.append(NGrams(cap=entry & ((1 << label_bits) - 1), gram=dense, count=count,
+                          n_grams=int(new_gram.sum()), first_position=first_position))
+    return out
+
+
+def ngram_texts(captions: Sequence[str], lengths: np.ndarray, grams: NGrams, n: int) -> list[str]:
+    """The text ("w1 w2 ...") of each n-gram id of one order `n`, indexed with positions, read
+    from the captions the index was built on (their tokens split on whitespace, `lengths` of
+    them each): what identifies an n-gram across indexes."""
+    if grams.first_position is None:
+        raise ValueError("the n-grams were indexed without positions (positions=True)")
+    starts = np.cumsum(lengths) - lengths
+    caption = np.searchsorted(starts, grams.first_position, side="right") - 1
+    offset = grams.first_position - starts[caption]
+    split: dict[int, list[str]] = {}
+    out = []
+    for c, o in zip(caption.tolist(), offset.tolist()):
+        tokens = split.get(c)
+        if tokens is None:
+            tokens = split[c] = captions[c].split()
+        out.append(" ".join(tokens[o : o + n]))
     return out
 
 
@@ -202,7 +234,7 @@ def word_ids(joined: str) -> tuple[np.ndarray, np.ndarray, int]:
         v -= 1
         vocab: dict[bytes, int] = {}
         raw = b.tobytes()
-        spans = zip(starts[long_words].tolist(), ends[long_words].tolist(), strict=True)
+        spans = strict_zip(starts[long_words].tolist(), ends[long_words].tolist())
         ids = [vocab.setdefault(raw[s:e], len(vocab)) for s, e in spans]
         tok[long_words] = np.array(ids, dtype=np.int64) + v
         v += len(vocab)
@@ -249,7 +281,7 @@ class Layout:
 
 def image_major(cands: Sequence[str], refs: Sequence[Sequence[str]]) -> list[str]:
     flat: list[str] = []
-    for c, rs in zip(cands, refs, strict=True):
+    for c, rs in strict_zip(cands, refs):
         flat.append(c)
         flat.extend(rs)
     return flat
@@ -271,9 +303,11 @@ class Corpus:
     lengths: np.ndarray | None = None
     vocab_size: int = 0
     single_spaced: bool = False  # every caption is "" or tokens joined by single spaces
+    captions: list[str] | None = None  # in layout order, kept with the n-grams' positions
 
     @classmethod
-    def build(cls, cands: Sequence[str], refs: Sequence[Sequence[str]]) -> Corpus:
+    def build(cls, cands: Sequence[str], refs: Sequence[Sequence[str]], ngram_positions: bool = False) -> Corpus:
+        """`ngram_positions`: keep what `ngram_texts` needs (where each n-gram occurs)."""
         layout = Layout.of(np.fromiter(map(len, refs), dtype=np.int64, count=len(refs)))
         flat = image_major(cands, refs)
         joined = "\n".join(flat)
@@ -287,14 +321,22 @@ class Corpus:
             ref_image=layout.ref_image,
             cand_len=lengths[layout.cand_cap],
             ref_len=lengths[layout.ref_cap],
-            grams=index_ngram_ids(tok, lengths, v, labels=layout.cap_code),
+            grams=index_ngram_ids(tok, lengths, v, labels=layout.cap_code, positions=ngram_positions),
             layout=layout,
             tok=tok,
             lengths=lengths,
             vocab_size=v,
             # then str.split(" ") gives the same tokens as str.split(), except "" -> [""]
             single_spaced=single_spaced,
+            captions=flat if ngram_positions else None,
         )
+
+    def ngram_texts(self, k: int) -> list[str]:
+        """The text of each n-gram id of order k + 1 (a corpus built with `ngram_positions`)."""
+        if self.captions is None:
+            raise ValueError("the corpus was built without its n-grams' positions (ngram_positions=True)")
+        assert self.lengths is not None
+        return ngram_texts(self.captions, self.lengths, self.grams[k], k + 1)
 
     @cached_property
     def groups(self) -> list[_Groups]:

@@ -67,7 +67,7 @@ def _check_captions(ids: Sequence[ImageId], caps: Sequence[Sequence[str]], where
     if not ids:
         raise UsageError(f"{where}: no image with reference captions")
     seen: set[ImageId] = set()
-    for i, c in zip(ids, caps, strict=False):
+    for i, c in zip(ids, caps):
         if i is None or (isinstance(i, str) and not i.strip()):
             raise UsageError(f"{where}: an image has an empty id")
         if i in seen:
@@ -169,7 +169,7 @@ def load_references(path: Path) -> References:
 def write_compact(refs: References, path: Path, source: str = "", source_check: Mapping[str, Any] | None = None) -> Path:
     """Write the compact references file (sorted by image id, deterministic bytes). `source_check`:
     the record of a forced prepare from a source that differs from the benchmark's."""
-    rows = sorted(zip(refs.ids, refs.captions, strict=False), key=lambda r: (isinstance(r[0], str), r[0]))
+    rows = sorted(zip(refs.ids, refs.captions), key=lambda r: (isinstance(r[0], str), r[0]))
     doc: dict[str, Any] = {COMPACT_KEY: 1, "source_format": refs.source_format, "source": source}
     if source_check is not None:
         doc["source_check"] = dict(source_check)

@@ -14,9 +14,10 @@ from vlbench.tasks.captioning.bleu import BLEU_COLUMNS, bleu_from_stats, bleu_st
 from vlbench.tasks.captioning.cider import cider_scores
 from vlbench.tasks.captioning.corpus import MAX_N, Corpus
 from vlbench.tasks.captioning.loaders import References
-from vlbench.tasks.captioning.meteor import MeteorProcess, MeteorUnavailable
-from vlbench.tasks.captioning.meteor_stats import (
+from vlbench.tasks.captioning.meteor import (
     METEOR_COLUMNS,
+    MeteorProcess,
+    MeteorUnavailable,
     meteor_aggregate,
     meteor_from_stats,
     meteor_perfect,

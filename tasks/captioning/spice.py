@@ -49,7 +49,7 @@ def run_spice(jar: Path, ids: Sequence[object], cands: Sequence[str], refs: Sequ
               timeout: float | None = None) -> np.ndarray:
     """Per-image SPICE F-scores (All.f; NaN where the jar gives none), in the order of `ids`."""
     payload = [
-        {"image_id": i, "test": c, "refs": list(r)} for i, c, r in zip(ids, cands, refs, strict=False)
+        {"image_id": i, "test": c, "refs": list(r)} for i, c, r in zip(ids, cands, refs)
     ]
     with tempfile.TemporaryDirectory(prefix="vlbench-spice-") as tmp:
         src, out, cache = Path(tmp) / "in.json", Path(tmp) / "out.json", Path(tmp) / "cache"

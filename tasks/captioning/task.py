@@ -24,10 +24,7 @@ from vlbench.tasks.captioning.loaders import (
     load_references,
     write_compact,
 )
-from vlbench.tasks.captioning.meteor_stats import (
-    METEOR_COLUMNS,
-    meteor_from_stats,
-)
+from vlbench.tasks.captioning.meteor.scores import METEOR_COLUMNS, meteor_from_stats
 from vlbench.tasks.captioning.scoring import POPULATION, score_captions
 
 MAX_CAPTION_CHARS = 10_000

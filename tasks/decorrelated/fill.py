@@ -26,6 +26,7 @@ import numpy as np
 from PIL import Image, ImageFilter
 
 from vlbench.atomic_files import atomic_write_bytes
+from vlbench.backports import strict_zip
 from vlbench.jsonio import read_trusted_json
 from vlbench.progress import bar
 from vlbench.tasks.decorrelated.removal import box_mask
@@ -100,7 +101,7 @@ def inpaint_batch(
     ).images
     return [
         Image.composite(gen.resize(im.size, Image.BICUBIC), im.convert("RGB"), m)
-        for gen, im, m in zip(out, images, masks, strict=True)
+        for gen, im, m in strict_zip(out, images, masks)
     ]
 
 
@@ -138,13 +139,13 @@ def fill_queries(
             numbered = todo[start : start + batch_size]
             batch = [q for _, q in numbered]
             images = [Image.open(source / q["source_file"]).convert("RGB") for q in batch]
-            masks = [removal_mask(q["removed_boxes"], im.size) for q, im in zip(batch, images, strict=True)]
+            masks = [removal_mask(q["removed_boxes"], im.size) for q, im in strict_zip(batch, images)]
             if method == "inpaint":
                 seeds = [seed + i for i, _ in numbered]
                 filled = inpaint_batch(pipe, images, masks, resolution=resolution, steps=steps, seeds=seeds)
             else:
-                filled = [simple_fill(im, m, method) for im, m in zip(images, masks, strict=True)]
-            for q, im in zip(batch, filled, strict=True):
+                filled = [simple_fill(im, m, method) for im, m in strict_zip(images, masks)]
+            for q, im in strict_zip(batch, filled):
                 target = out / q["file_name"]
                 atomic_write_bytes(target, _png(im))  # atomic: an interrupted run never leaves half a file
                 written.append(target)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from vlbench.atomic_files import atomic_write_json
+from vlbench.backports import strict_zip
 from vlbench.jsonio import read_trusted_json
 from vlbench.tasks.decorrelated.metrics import count_relevant, pack_classes, pack_csr
 
@@ -69,7 +70,7 @@ def build_manifest(
     removed = pack_classes([[index[c] for c in q.removed_classes] for q in queries], n)
     present = pack_classes([[index[c] for c in q.present_classes] for q in queries], n)
     r = count_relevant(caption_masks, removed, present) if queries else np.zeros(0, np.int64)
-    kept = [(q, int(k)) for q, k in zip(queries, r, strict=True) if k > 0 or not drop_unanswerable]
+    kept = [(q, int(k)) for q, k in strict_zip(queries, r) if k > 0 or not drop_unanswerable]
     # Matched pairs stay pairs: a query whose match was dropped goes too.
     kept_ids = {q.id for q, _ in kept}
     kept = [(q, k) for q, k in kept if q.matched_query_id is None or q.matched_query_id in kept_ids]
@@ -133,7 +134,7 @@ class CaptionIndex:
             self._dict: dict[str, int] = {}
         else:
             keys = [canonical_id(c) for c in ids]
-            self._dict = dict(zip(keys, range(len(keys)), strict=True))
+            self._dict = dict(strict_zip(keys, range(len(keys))))
             if len(self._dict) != len(keys):
                 raise ValueError("the gallery repeats a caption id")
             self._keys = keys
@@ -159,7 +160,7 @@ class CaptionIndex:
         pos = np.searchsorted(self._sorted, v).clip(0, max(len(self._sorted) - 1, 0))
         hit = self._sorted[pos] == v if len(self._sorted) else np.zeros(len(v), dtype=bool)
         rows = self._order[pos]
-        return [int(r) if h else None for r, h in zip(rows.tolist(), hit.tolist(), strict=True)]
+        return [int(r) if h else None for r, h in strict_zip(rows.tolist(), hit.tolist())]
 
     @property
     def all_int(self) -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.benchmark import Benchmark
 from vlbench.errors import IssueList, UsageError
 from vlbench.ground_truth import GroundTruthFiles, prepare_target
@@ -67,7 +68,7 @@ class DecorrelatedRetrievalTask(TaskType):
             member = np.array([qg == g for qg in gt.query_groups], dtype=np.float64)
             columns.append(f"group/{g}")
             values.append(member)
-            for k, v in zip(KS, values[: len(KS)], strict=True):
+            for k, v in strict_zip(KS, values[: len(KS)]):
                 columns.append(f"ODmAP@{k}/{g}")
                 values.append(v * member)
         # Queries made from one source image are drawn together by the bootstrap.

@@ -10,12 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.benchmark import Benchmark
 from vlbench.errors import IssueList, pointer
-from vlbench.tasks.grounding.importers import read_records, scores_not_sorted
-from vlbench.tasks.grounding.loaders import (
-    GroundTruth,
-)
+from vlbench.tasks.grounding.loaders import GroundTruth
+from vlbench.tasks.grounding.records import read_records, scores_not_sorted
 from vlbench.tasks.grounding.structure import (
     _INDEX_KEY,
     _boxes_ok,
@@ -233,7 +232,7 @@ def parse_mdetr(records: Any, gt: GroundTruth, benchmark: Benchmark, issues: Iss
             if coords is not None:
                 walk = _Walk(records, coords, list(map(len, box_lists)))
     if walk is None:
-        for key, boxes in zip(read.keys, box_lists, strict=True):
+        for key, boxes in strict_zip(read.keys, box_lists):
             _report_box_list(boxes, key, issues)
     parsed = assemble(read.rows, read.keys, box_lists, gt, benchmark, issues,
                       ignored=read.ignored, unsorted=scores_not_sorted(read), walk=walk, root="")
@@ -285,7 +284,7 @@ def _check_scores(
     if not all(map(_finite, scores)):
         issues.add("non_finite_score", ptr, "a score is not a finite number", "write finite numbers")
         return 0
-    return 0 if all(a >= b for a, b in zip(scores, scores[1:], strict=False)) else 1
+    return 0 if all(a >= b for a, b in zip(scores, scores[1:])) else 1
 
 
 def _check_boxes(

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.flickr30k_entities import parse_annotation, parse_sentences
 from vlbench.tasks.grounding.protocol import TYPES
 
@@ -97,12 +98,11 @@ def build_ground_truth(
     # Derived indexes, stored so that loading needs no Python loop over phrases.
     lookup: dict[str, dict[str, dict[str, int]]] = {i: {} for i in image_ids}
     for row, (ii, si, fw) in enumerate(
-        zip(phrases["image"], phrases["sentence"], phrases["first_word"], strict=True)
+        strict_zip(phrases["image"], phrases["sentence"], phrases["first_word"])
     ):
         lookup[image_ids[ii]].setdefault(str(si), {})[str(fw)] = row
     ungradable_index: dict[str, dict[str, list[str]]] = {i: {} for i in image_ids}
-    for ii, si, fw in zip(ungradable["image"], ungradable["sentence"], ungradable["first_word"],
-                          strict=True):
+    for ii, si, fw in strict_zip(ungradable["image"], ungradable["sentence"], ungradable["first_word"]):
         ungradable_index[image_ids[ii]].setdefault(str(si), []).append(str(fw))
     phrases["type_mask"] = [
         sum(1 << j for j, t in enumerate(types) if t in phrase_types)
@@ -118,8 +118,7 @@ def build_ground_truth(
     ]
     phrases["id"] = [
         f"{image_ids[ii]}/{si}/{fw}"
-        for ii, si, fw in zip(phrases["image"], phrases["sentence"], phrases["first_word"],
-                              strict=True)
+        for ii, si, fw in strict_zip(phrases["image"], phrases["sentence"], phrases["first_word"])
     ]
     return {
         "format": GT_FORMAT,

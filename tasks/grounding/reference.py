@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.backports import strict_zip
+
 
 def _sentences(path: Path) -> list[list[dict[str, Any]]]:
     out = []
@@ -118,7 +120,7 @@ class MdetrStyleEvaluator:
             phrases = self.sentences[img][int(pred["sentence_id"])]
             if len(pred["boxes"]) != len(phrases):
                 raise RuntimeError(f"wrong number of phrases for {cur_id}")
-            for cur, phrase in zip(pred["boxes"], phrases, strict=True):
+            for cur, phrase in strict_zip(pred["boxes"], phrases):
                 target = self.boxes[img][phrase["phrase_id"]]
                 ious = box_iou(np.asarray(cur, dtype=np.float64).reshape(-1, 4),
                                np.asarray(target))

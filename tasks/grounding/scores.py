@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.benchmark import Benchmark
 from vlbench.errors import Issue
 from vlbench.item_table import ItemTable
@@ -119,7 +120,7 @@ def score_parsed(parsed: Parsed, gt: GroundTruth, iou_threshold: float) -> TaskS
         for j, m in enumerate(MEASURES):
             both = hits[p][:, j : j + 1] * member
             blocks.append(both)
-            for t, total, positives in zip(gt.types, type_counts, both.sum(axis=0), strict=True):
+            for t, total, positives in strict_zip(gt.types, type_counts, both.sum(axis=0)):
                 # positives / total, as MDETR's RecallTracker divides counts.
                 scores[f"{p}{m}/{t}"] = float(positives / total) if total else None
     values = np.hstack(blocks).astype(np.float64) if n else np.zeros((0, len(item_columns(gt.types))))
@@ -133,7 +134,7 @@ def score_parsed(parsed: Parsed, gt: GroundTruth, iou_threshold: float) -> TaskS
         "covered": covered,
         "ignored_ungradable_predictions": parsed.ignored_ungradable,
         "iou_threshold": iou_threshold,
-        "type_counts": {t: int(c) for t, c in zip(gt.types, type_counts, strict=True)},
+        "type_counts": {t: int(c) for t, c in strict_zip(gt.types, type_counts)},
     }
     if parsed.outside is not None:
         o = parsed.outside

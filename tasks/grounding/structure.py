@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.backports import strict_zip
+
 MAX_BOXES = 100
 
 
@@ -61,7 +63,7 @@ def _coordinates(all_boxes: list[list]) -> np.ndarray | None:
     except (TypeError, OverflowError, ValueError):
         return None
     suspects = np.flatnonzero((coords == 0.0) | (coords == 1.0))
-    for i, j in zip((suspects // 4).tolist(), (suspects % 4).tolist(), strict=True):
+    for i, j in strict_zip((suspects // 4).tolist(), (suspects % 4).tolist()):
         if type(all_boxes[i][j]) is bool:
             return None
     return coords

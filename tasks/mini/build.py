@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from vlbench.backports import strict_zip
 from vlbench.progress import progress, stage
 from vlbench.tasks.mini.captions import Caption, make_captions
 from vlbench.tasks.mini.formats import (
@@ -59,7 +60,7 @@ class MiniConfig:
         counts = (self.n_train, self.n_val, self.n_test)
         probs = (self.train_partner_prob, self.eval_partner_prob, self.eval_partner_prob)
         out, first = [], 1
-        for name, n, p in zip(SPLITS, counts, probs, strict=True):
+        for name, n, p in strict_zip(SPLITS, counts, probs):
             out.append(SplitSpec(name, first, n, p, self.dependents if name == "train" else None))
             first += n
         return out
@@ -241,7 +242,7 @@ def write_mini_benchmark(
             )
         )
     ent = out / "flickr30k_entities"
-    for scene, row in progress(list(zip(scenes, caps, strict=True)), desc="Flickr30k Entities files", unit="img"):
+    for scene, row in progress(list(strict_zip(scenes, caps)), desc="Flickr30k Entities files", unit="img"):
         lines = [c for _, c in row]
         written.append(
             _write_text(ent / "Sentences" / f"{scene.image_id}.txt", entities_sentences(lines))

@@ -10,6 +10,7 @@ from xml.sax.saxutils import escape
 import numpy as np
 from pycocotools import mask as mask_utils
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.mini.captions import Caption, scene_chain
 from vlbench.tasks.mini.scene import Scene
 from vlbench.tasks.mini.world import CLASSES, ENTITY_TYPES
@@ -61,7 +62,7 @@ def coco_instances(
     exact visible mask as RLE. `labels[i]` is the label map of `scenes[i]`."""
     anns = []
     ann_id = first_ann_id
-    for scene, lab in zip(scenes, labels, strict=True):
+    for scene, lab in strict_zip(scenes, labels):
         for i, o in enumerate(scene.objects):
             x, y, w, h = scene.boxes[i]
             anns.append(
@@ -90,7 +91,7 @@ def coco_captions(
 ) -> dict:
     anns = [
         {"id": sentid, "image_id": scene.image_id, "caption": cap.raw}
-        for scene, caps in zip(scenes, captions, strict=True)
+        for scene, caps in strict_zip(scenes, captions)
         for sentid, cap in caps
     ]
     return {
@@ -104,7 +105,7 @@ def coco_captions(
 def karpathy(scenes: Sequence[Scene], captions: Sequence[Sequence[tuple[int, Caption]]]) -> dict:
     """Karpathy's `dataset_*.json`: all splits, `imgid` the index in the list."""
     images = []
-    for imgid, (scene, caps) in enumerate(zip(scenes, captions, strict=True)):
+    for imgid, (scene, caps) in enumerate(strict_zip(scenes, captions)):
         images.append(
             {
                 "filepath": scene.split,

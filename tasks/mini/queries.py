@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.decorrelated.removal import TAU1, TAU2, TAU3, Removal, candidate_removals
 from vlbench.tasks.mini.scene import Scene
 from vlbench.tasks.mini.world import partner_of
@@ -60,7 +61,7 @@ def removes_only_free(r: Removal, pairs: Sequence[tuple[str, str]]) -> bool:
 
 def scene_objects(scene: Scene) -> list[tuple[str, tuple[float, float, float, float]]]:
     return [
-        (o.cls, tuple(float(v) for v in b)) for o, b in zip(scene.objects, scene.boxes, strict=True)
+        (o.cls, tuple(float(v) for v in b)) for o, b in strict_zip(scene.objects, scene.boxes)
     ]
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.mini.scene import (
     BACKGROUND_COLOURS,
     NOISE_AMPLITUDE,
@@ -39,7 +40,7 @@ def _regular(n: int, r: float, phase: float) -> list[tuple[float, float]]:
 def _star_vertices() -> list[tuple[float, float]]:
     outer = _regular(5, 1.0, -math.pi / 2)
     inner = _regular(5, 0.42, -math.pi / 2 + math.pi / 5)
-    return [p for pair in zip(outer, inner, strict=True) for p in pair]
+    return [p for pair in strict_zip(outer, inner) for p in pair]
 
 
 _POLYGONS: dict[str, list[tuple[float, float]]] = {

@@ -148,7 +148,7 @@ def ship(seed: int = 0) -> int:
 
 def write_floors(bids: list[str]) -> int:
     """Write and validate `submissions/<id>/random.json` for each benchmark id."""
-    from vlbench.ground_truth import locate_ground_truth
+    from vlbench.ground_truth import load_ground_truth
     from vlbench.registry import registry
 
     reg = registry()
@@ -156,7 +156,7 @@ def write_floors(bids: list[str]) -> int:
     for bid in bids:
         benchmark = reg.benchmark(bid)
         task = reg.task_of(benchmark)
-        gt = task.load_ground_truth(benchmark, locate_ground_truth(benchmark, None))
+        gt, _ = load_ground_truth(benchmark, None, task)
         try:
             predictions = task.random_predictions(gt, benchmark, seed=0)
         except NotImplementedError as exc:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.karpathy import read_karpathy
 
 SIDE = 64
@@ -126,7 +127,7 @@ def train_and_rank(
         )
         top = (q_emb @ gallery.T).topk(10, dim=1).indices.tolist()
         decorrelated = {
-            str(q["id"]): [sentids[j] for j in row] for q, row in zip(queries, top, strict=True)
+            str(q["id"]): [sentids[j] for j in row] for q, row in strict_zip(queries, top)
         }
 
         test = [im for im in ds if im.split == "test"]
@@ -137,11 +138,11 @@ def train_and_rank(
         sim = t_img @ txt_enc(torch.tensor([ids(s.tokens) for s in t_sents])).T
         i2t = {
             str(im.cocoid): [str(t_sents[j].sentid) for j in row]
-            for im, row in zip(test, sim.topk(10, dim=1).indices.tolist(), strict=True)
+            for im, row in strict_zip(test, sim.topk(10, dim=1).indices.tolist())
         }
         t2i = {
             str(s.sentid): [str(test[k].cocoid) for k in row]
-            for s, row in zip(t_sents, sim.T.topk(10, dim=1).indices.tolist(), strict=True)
+            for s, row in strict_zip(t_sents, sim.T.topk(10, dim=1).indices.tolist())
         }
     return {
         "mini-decorrelated": {"image_to_text": decorrelated},

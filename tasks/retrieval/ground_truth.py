@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from vlbench.atomic_files import atomic_write_json
+from vlbench.backports import strict_zip
 from vlbench.errors import UsageError
 from vlbench.jsonio import read_trusted_json
 from vlbench.tasks.karpathy import parse_karpathy
@@ -54,7 +55,7 @@ def _id_lookup(ids: list[str]) -> dict[Any, int]:
 
     Submissions may write ids as JSON numbers or strings; JSON object keys are always strings.
     """
-    lookup: dict[Any, int] = dict(zip(ids, range(len(ids)), strict=True))
+    lookup: dict[Any, int] = dict(strict_zip(ids, range(len(ids))))
     if len(lookup) != len(ids):
         raise UsageError("ground truth ids are not unique")
     # Canonical decimals only: "007" is not the integer 7. COCO and Flickr ids are all canonical,
@@ -65,7 +66,7 @@ def _id_lookup(ids: list[str]) -> dict[Any, int]:
     except ValueError:
         all_canonical = False
     if all_canonical:
-        lookup.update(zip(as_int, range(len(ids)), strict=True))
+        lookup.update(strict_zip(as_int, range(len(ids))))
     else:
         lookup.update(
             (int(item), i)

@@ -31,7 +31,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from vlbench.backports import strict_zip
 from vlbench.errors import UsageError
+from vlbench.tasks.karpathy_ids import image_id
 
 PARQUET_BRANCH = "refs/convert/parquet"
 KARPATHY_SPLITS = ("train", "restval", "val", "test")
@@ -225,7 +227,7 @@ def _entry(row: Mapping[str, Any], table_split: str, columns: list[str], where: 
     entry: dict[str, Any] = {
         "split": SPLIT_ALIASES.get(str(split), str(split)) if split is not None else "",
         "sentids": ids,
-        "sentences": [{"sentid": i, "raw": r} for i, r in zip(ids, raws, strict=True)],
+        "sentences": [{"sentid": i, "raw": r} for i, r in strict_zip(ids, raws)],
     }
     value = row.get(id_column)
     if id_column == "cocoid":
@@ -255,8 +257,6 @@ def _captions(value: Any, column: str, where: str) -> list[str]:
 def check_rows(entries: Iterable[Mapping[str, Any]], where: str) -> None:
     """Every image id present and unique, no sentence id twice: the checks that make a ground
     truth with empty or repeated ids impossible, whatever the table held."""
-    from vlbench.tasks.karpathy import image_id
-
     problems: list[str] = []
     empty, seen, repeated, sentids, repeated_sentids = 0, set(), [], set(), []
     for entry in entries:

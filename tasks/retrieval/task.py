@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from vlbench.backports import strict_zip
 from vlbench.benchmark import Benchmark
 from vlbench.errors import IssueList
 from vlbench.ground_truth import GroundTruthFiles, prepare_target
@@ -129,8 +130,8 @@ class RetrievalTask(TaskType):
         i2t = draw(gt.image_fold, gt.captions, gt.caption_fold)
         t2i = draw(gt.caption_fold, gt.images, gt.image_fold)
         return {
-            "image_to_text": dict(zip(gt.images, i2t, strict=True)),
-            "text_to_image": dict(zip(gt.captions, t2i, strict=True)),
+            "image_to_text": dict(strict_zip(gt.images, i2t)),
+            "text_to_image": dict(strict_zip(gt.captions, t2i)),
         }
 
     def prepare(self, benchmark: Benchmark, source: str, data_dir: Path, force: bool = False) -> list[Path]:

@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 
 from tests.baselines.conftest import TINY
-from vlbench.baselines.consensus import DocumentFrequency, cider_d_matrix, consensus_index, tokenize
+from vlbench.baselines.consensus import (
+    DocumentFrequency,
+    consensus_index,
+    consensus_scores,
+    tokenize,
+)
 from vlbench.cli import main
 from vlbench.submission import validate
 from vlbench.tasks.captioning.cider import cider_scores
@@ -28,20 +33,30 @@ def caption_run(tmp_path: Path, data_dir: Path, *sets: str, options: tuple[str, 
             "--data-dir", str(data_dir), "--device", "cpu", "--quiet", *options, "--set", *TINY, *sets]
 
 
-def test_cider_d_with_fixed_df_equals_vlbench_cider_scores() -> None:
-    # the df that cider_scores counts (references of the scored set) given explicitly: same numbers
+def test_consensus_scores_are_cider_d_against_the_rest_of_the_pool() -> None:
+    """Each pool caption's score is vlbench's CIDEr-D of it against the other captions, with the
+    train captions' document frequency (that CIDEr-D equals pycocoevalcap's given the same
+    document frequency: tests/tasks/captioning/test_cider.py)."""
     rng = random.Random(3)
     words = ["a", "the", "red", "dog", "cat", "on", "of", "blue", "sits", "mat", "two", "stars"]
 
     def caption() -> str:
         return " ".join(rng.choice(words) for _ in range(rng.randint(1, 10)))
 
-    cands = [caption() for _ in range(25)]
-    refs = [[caption() for _ in range(rng.randint(1, 5))] for _ in range(25)]
-    want, _ = cider_scores(Corpus.build(cands, refs))
-    df = DocumentFrequency.of([[r.split() for r in rs] for rs in refs])
-    got = [cider_d_matrix([c.split()] + [r.split() for r in rs], df)[0, 1:].mean() for c, rs in zip(cands, refs, strict=True)]
-    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    df = DocumentFrequency.of([[caption() for _ in range(5)] for _ in range(60)])
+    pool = tokenize([caption() for _ in range(12)])
+    got = consensus_scores(pool, df)
+    for i, c in enumerate(pool):
+        want, _ = cider_scores(Corpus.build([c], [pool[:i] + pool[i + 1 :]], ngram_positions=True), df)
+        assert got[i] == pytest.approx(float(want[0]), abs=1e-12)
+    assert consensus_index(pool, df) == int(np.argmax(got))
+
+
+def test_duplicate_captions_tie_exactly_and_the_first_wins() -> None:
+    df = DocumentFrequency.of([[t] for t in tokenize(["a red star", "a blue ring", "two red stars", "a dog"])])
+    pool = tokenize(["a dog on a mat", "two red stars above a ring", "a red star", "two red stars above a ring"])
+    scores = consensus_scores(pool, df)
+    assert scores[1] == scores[3] and consensus_index(pool, df) == 1
 
 
 def test_consensus_picks_the_caption_the_pool_agrees_with() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from tests.harness.leaderboard.conftest import REPO
 from vlbench import evalai
+from vlbench.backports import strict_zip
 from vlbench.errors import UsageError
 from vlbench.registry import registry
 from vlbench.scoring import score_file
@@ -217,7 +218,7 @@ def test_leaderboard_with_a_metric_left_out_and_without_bootstrap(tmp_path: Path
     ((values, bars),) = leaderboard_rows([output], "captions", schema)
     meteor = schema["labels"].index("METEOR")
     assert values[meteor] == "#" and bars[meteor] is None
-    assert all((b is None) if v == "#" else (b > 0) for v, b in zip(values, bars, strict=True))
+    assert all((b is None) if v == "#" else (b > 0) for v, b in strict_zip(values, bars))
     # bootstrap 0: no intervals, so no `error` at all (EvalAI then ranks with error 0)
     plain = evalai.pack("mini-captions", tmp_path / "plain.json", split="captions", bootstrap=0)
     output = worker_call(tmp_path / "challenge", plain, sub, "test")

@@ -36,14 +36,41 @@ def test_the_bootstrap_is_seeded_and_recorded() -> None:
 
 
 def test_write_evaluation_writes_the_record_and_its_items_together(tmp_path: Path) -> None:
-    evaluation = score_file(RANDOM, bootstrap=0)
+    evaluation = score_file(RANDOM, bootstrap=0, out=tmp_path / "result.json")
+    built = evaluation.result.to_dict()
+    assert built["per_item"] == "result.per_item.json"  # the record names its items when it is built
     out = write_evaluation(evaluation, tmp_path / "result.json")
     record = json.loads(out.read_text())
-    assert record["per_item"] and (tmp_path / record["per_item"]).is_file()
-    assert record["scores"] == evaluation.result.scores
-    alone = write_evaluation(evaluation, tmp_path / "alone.json", with_items=False)
+    assert record == json.loads(json.dumps(built)) == json.loads(json.dumps(evaluation.result.to_dict()))
+    assert (tmp_path / record["per_item"]).is_file()
+    alone = write_evaluation(score_file(RANDOM, bootstrap=0), tmp_path / "alone.json")  # scored for no file
     assert json.loads(alone.read_text())["per_item"] is None
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["alone.json", "result.json", record["per_item"]])
+    with pytest.raises(ValueError, match="names the per-item file result.per_item.json, not other.per_item.json"):
+        write_evaluation(evaluation, tmp_path / "other.json")  # its per-item name would not match
+    assert not (tmp_path / "other.json").exists()
+
+
+def test_the_record_is_built_once_and_strict_issues_run_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The task's `strict_issues` run once per submission, at validation: refused under --strict,
+    the record's warnings otherwise (the record is not changed after `score_validated`)."""
+    from vlbench.errors import InvalidSubmission, Issue
+    from vlbench.registry import registry
+
+    task = registry().task_of(registry().benchmark("mini-retrieval"))
+    calls: list[int] = []
+
+    def tolerated(parsed, ground_truth, benchmark):
+        calls.append(1)
+        return [Issue("partial", "/predictions", "12 queries are left out; scored as misses")]
+
+    monkeypatch.setattr(task, "strict_issues", tolerated)
+    result = score_file(RANDOM, bootstrap=0).result
+    assert calls == [1]
+    assert result.extra["warnings"][-1] == "12 queries are left out; scored as misses"
+    with pytest.raises(InvalidSubmission, match="1 problem"):
+        score_file(RANDOM, bootstrap=0, strict=True)
+    assert calls == [1, 1]
 
 
 def test_a_result_cannot_replace_a_folder(tmp_path: Path) -> None:

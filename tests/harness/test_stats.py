@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vlbench.backports import strict_zip
 from vlbench.item_table import ItemTable
 from vlbench.stats import (
     align_items,
@@ -127,7 +128,7 @@ def test_clustered_bootstrap_equals_direct_resampling_of_source_images(seed) -> 
         return {"ratio": means["queries"]["x"] / means["queries"]["y"], "x": means["queries"]["x"]}
 
     ci = bootstrap_ci(items, ratio, n_resamples=400, seed=seed)
-    reps = direct_cluster_replicates({"queries": list(zip(clusters, values, strict=True))}, "source image", 400, seed)
+    reps = direct_cluster_replicates({"queries": list(strict_zip(clusters, values))}, "source image", 400, seed)
     q = reps["queries"]
     for key, direct in (("ratio", q[:, 0] / q[:, 1]), ("x", q[:, 0])):
         assert ci[key] == pytest.approx(list(np.percentile(direct, [2.5, 97.5])), rel=1e-12, abs=1e-15)
@@ -150,7 +151,7 @@ def test_populations_with_one_unit_share_the_draw_of_images() -> None:
 
     ci = bootstrap_ci(items, total, n_resamples=300, seed=1)
     reps = direct_cluster_replicates(
-        {"image_to_text": list(zip(images, i2t, strict=True)), "text_to_image": list(zip(cap_images, t2i, strict=True))},
+        {"image_to_text": list(strict_zip(images, i2t)), "text_to_image": list(strict_zip(cap_images, t2i))},
         "image", 300, 1)
     direct = reps["image_to_text"] + reps["text_to_image"]
     assert ci["sum"] == pytest.approx(list(np.percentile(direct, [2.5, 97.5])), rel=1e-12)
@@ -190,7 +191,7 @@ def test_paired_test_resamples_clusters_and_carries_them() -> None:
     a, b = rng.random(40), rng.random(40)
     items_a, items_b = clustered(a, clusters), clustered(b, clusters)
     (r,) = paired_bootstrap(items_a, items_b, mean_metrics, n_resamples=300, seed=4)
-    reps = direct_cluster_replicates({"a": list(zip(clusters, a, strict=True)), "b": list(zip(clusters, b, strict=True))},
+    reps = direct_cluster_replicates({"a": list(strict_zip(clusters, a)), "b": list(strict_zip(clusters, b))},
                                      "source image", 300, 4)
     diff = reps["a"] - reps["b"]
     assert r.ci95 == pytest.approx(tuple(np.percentile(diff, [2.5, 97.5])), rel=1e-12)
@@ -237,7 +238,7 @@ def test_pooled_difference_equals_direct_two_level_resampling() -> None:
     runs_b = [clustered(rng.random(30), clusters) for s in range(4)]
     n_rep = 200
     (r,) = pooled_difference(runs_a, runs_b, mean_metrics, n_resamples=n_rep, seed=6)
-    per_run = {f"{arm}{i}": list(zip(clusters, run["queries"].values[:, 0], strict=True))
+    per_run = {f"{arm}{i}": list(strict_zip(clusters, run["queries"].values[:, 0]))
                for arm, runs in (("a", runs_a), ("b", runs_b)) for i, run in enumerate(runs)}
     reps = direct_cluster_replicates(per_run, "source image", n_rep, 6)
     draws_a = unit_generator(6, "run").integers(0, 4, size=(n_rep, 4))
@@ -283,7 +284,7 @@ def test_each_task_resamples_its_unit_and_compare_uses_it(benchmark: str, tmp_pa
     from vlbench.results import ResultRecord, load_items
     from vlbench.scoring import score_file, write_evaluation
 
-    ev = score_file(REPO / "submissions" / benchmark / "random.json", bootstrap=100, seed=0)
+    ev = score_file(REPO / "submissions" / benchmark / "random.json", bootstrap=100, seed=0, out=tmp_path / "r.json")
     assert ev.result.bootstrap["units"] == UNITS[benchmark]
     out = write_evaluation(ev, tmp_path / "r.json")
     items = load_items(tmp_path / ResultRecord.load(out).per_item)

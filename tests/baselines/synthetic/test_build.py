@@ -174,41 +174,10 @@ def test_bad_options_and_missing_data(sources: list[SourceImage], tmp_path: Path
         load_sources("imagenet", tmp_path, None)
 
 
-def tiny_inpainting_pipeline(tmp_path: Path) -> Any:
-    """A StableDiffusionInpaintPipeline with random tiny weights built from configs (no download)."""
-    torch = pytest.importorskip("torch")
-    diffusers = pytest.importorskip("diffusers")
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    unet = diffusers.UNet2DConditionModel(
-        block_out_channels=(8, 16), layers_per_block=1, sample_size=8, in_channels=9, out_channels=4,
-        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"), up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
-        cross_attention_dim=8, attention_head_dim=2, norm_num_groups=4,
-    )  # fmt: skip
-    vae = diffusers.AutoencoderKL(
-        block_out_channels=(8, 8), in_channels=3, out_channels=3, latent_channels=4, norm_num_groups=4,
-        down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
-        up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"),
-    )  # fmt: skip
-    text = transformers.CLIPTextModel(transformers.CLIPTextConfig(
-        vocab_size=16, hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2,
-        max_position_embeddings=8, bos_token_id=0, eos_token_id=1, pad_token_id=1,
-    ))  # fmt: skip
-    (tmp_path / "vocab.json").write_text(json.dumps({"<|startoftext|>": 0, "<|endoftext|>": 1}))
-    (tmp_path / "merges.txt").write_text("#version: 0.2\n")
-    tokenizer = transformers.CLIPTokenizer(str(tmp_path / "vocab.json"), str(tmp_path / "merges.txt"),
-                                           model_max_length=8)
-    pipe = diffusers.StableDiffusionInpaintPipeline(
-        vae=vae, text_encoder=text, tokenizer=tokenizer, unet=unet, scheduler=diffusers.DDIMScheduler(steps_offset=1),
-        safety_checker=None, feature_extractor=None, requires_safety_checker=False,
-    )  # fmt: skip
-    pipe.set_progress_bar_config(disable=True)
-    return pipe
-
-
-def test_inpaint_fill_with_a_tiny_random_pipeline(sources: list[SourceImage], tmp_path: Path) -> None:
+def test_inpaint_fill_with_a_tiny_random_pipeline(sources: list[SourceImage], tmp_path: Path,
+                                                  tiny_inpainting_pipeline: Any) -> None:
     filler = CountingFiller("inpaint")
-    filler.pipe = tiny_inpainting_pipeline(tmp_path)
+    filler.pipe = tiny_inpainting_pipeline
     pairs = build(sources[:40], tmp_path / "cache", filler, ratio=0.02, inpaint_resolution=16, inpaint_steps=2)
     doc = json.loads((pairs[0][0].parent / MANIFEST).read_text())
     assert doc["params"]["inpaint_steps"] == 2 and len(pairs) == round(0.02 * 200)

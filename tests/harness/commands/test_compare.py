@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from vlbench.backports import strict_zip
 from vlbench.cli import build_parser
 from vlbench.commands.compare import cmd_compare
 from vlbench.errors import UsageError
@@ -15,9 +16,9 @@ from vlbench.scoring import score_file, write_evaluation
 
 def _records(submissions, retrieval_data: Path, tmp_path: Path) -> tuple[Path, Path]:
     paths = []
-    for sub, name in zip(submissions, ("a", "b"), strict=True):
+    for sub, name in strict_zip(submissions, ("a", "b")):
         path = tmp_path / f"{name}.result.json"
-        write_evaluation(score_file(sub, data_dir=retrieval_data, bootstrap=0), path)
+        write_evaluation(score_file(sub, data_dir=retrieval_data, bootstrap=0, out=path), path)
         paths.append(path)
     return paths[0], paths[1]
 

@@ -108,8 +108,8 @@ def pyco_tokenized():
 @pytest.fixture(params=["c", "numpy"])
 def scanner(request, monkeypatch):
     """Each test runs with the C table pass and matcher (`_paraphrase_scan`) and with numpy's."""
-    from vlbench.tasks.captioning import paraphrase_index as PI
-    from vlbench.tasks.captioning import paraphrase_table as PT
+    from vlbench.tasks.captioning.meteor import paraphrase_index as PI
+    from vlbench.tasks.captioning.meteor import paraphrase_table as PT
 
     if request.param == "c" and PI._paraphrase_scan is None:
         pytest.skip("the C table pass is not built (no C compiler)")

@@ -10,8 +10,8 @@ from functools import cache
 from pathlib import Path
 
 from vlbench.hashing import sha256_file
-from vlbench.tasks.captioning import paraphrase_index as PI
 from vlbench.tasks.captioning.java import meteor_jar
+from vlbench.tasks.captioning.meteor import paraphrase_index as PI
 
 
 @cache

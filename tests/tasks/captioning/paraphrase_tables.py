@@ -7,7 +7,7 @@ import gzip
 import random
 from pathlib import Path
 
-from vlbench.tasks.captioning import paraphrase as P
+from vlbench.tasks.captioning.meteor import paraphrase as P
 
 
 def write_table(path: Path, entries: list[tuple[str, str, str]]) -> None:

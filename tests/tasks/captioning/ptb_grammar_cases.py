@@ -1,5 +1,5 @@
 """Captions generated from the rule families of CoreNLP 3.4.1's PTBLexer.flex, for the differential
-tests of `ptb_lexer` against the jar. Each family lists pieces built from one macro or rule
+tests of `ptb/lexer.py` against the jar. Each family lists pieces built from one macro or rule
 (emoticons, e-mail addresses, URLs, clitics after punctuation, SGML, abbreviations, numbers and
 fractions, hyphenation, quotes, ellipses, dashes, Unicode classes, ...); a caption glues pieces of
 several families with the blanks, openers and closers the rules look at."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from vlbench.tasks.captioning.ptb_lexer import MACROS
+from vlbench.tasks.captioning.ptb.lexer import MACROS
 
 _ABBREV_WORDS = sorted(
     {w for name in ("ABMONTH", "ABDAYS", "ABSTATE", "ABCOMP", "ABNUM", "ABTITLE", "ABCOMP2") for w in MACROS[name].split("|")}

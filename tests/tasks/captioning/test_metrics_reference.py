@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from conftest import SEED_CANDS, SEED_REFS, SETS, needs_java, refs_of
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.bleu import BLEU_COLUMNS
 from vlbench.tasks.captioning.cider import cider_scores
 from vlbench.tasks.captioning.corpus import Corpus
@@ -76,8 +77,8 @@ def test_original_cider_by_hand():
     (c_img, c_gram, c_cnt), (r_idx, r_img, r_gram, r_cnt) = corpus.split(g)
     df = np.bincount(np.unique(r_img * g.n_grams + r_gram) % g.n_grams, minlength=g.n_grams)
     idf = np.log(2.0) - np.log(np.maximum(1.0, df))
-    wc = dict(zip(c_gram[c_img == 0].tolist(), (c_cnt * idf[c_gram])[c_img == 0].tolist(), strict=True))
-    wr = dict(zip(r_gram[r_idx == 1].tolist(), (r_cnt * idf[r_gram])[r_idx == 1].tolist(), strict=True))
+    wc = dict(strict_zip(c_gram[c_img == 0].tolist(), (c_cnt * idf[c_gram])[c_img == 0].tolist()))
+    wr = dict(strict_zip(r_gram[r_idx == 1].tolist(), (r_cnt * idf[r_gram])[r_idx == 1].tolist()))
     cos = sum(v * wr.get(k, 0.0) for k, v in wc.items()) / (
         np.sqrt(sum(v * v for v in wc.values())) * np.sqrt(sum(v * v for v in wr.values()))
     )

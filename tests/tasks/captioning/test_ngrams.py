@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 import numpy as np
 import pytest
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.captioning.corpus import index_ngram_ids
 
 
@@ -36,7 +37,7 @@ def test_index_matches_counting(vocab, key_bits):
             want = Counter(
                 (label[c], tuple(t[i : i + n])) for c, t in enumerate(captions) for i in range(len(t) - n + 1)
             )
-            got = zip(zip(g.cap.tolist(), g.gram.tolist(), strict=True), g.count.tolist(), strict=True)
+            got = strict_zip(strict_zip(g.cap.tolist(), g.gram.tolist()), g.count.tolist())
             assert _signatures(got) == _signatures(want.items())
             assert g.n_grams == len({k for _, k in want})
             # sorted by (gram, caption), dense ids

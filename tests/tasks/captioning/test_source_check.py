@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.tasks.retrieval.test_source_check import shaped
+from vlbench.backports import strict_zip
 from vlbench.cli import main
 from vlbench.registry import registry
 from vlbench.tasks.captioning.loaders import load_references
@@ -89,7 +90,7 @@ def test_real_cut_down_val2014_captions_need_force(tmp_path: Path, capsys: pytes
     have = sorted({a["image_id"] for a in real["annotations"]})
     karpathy = shaped({"test": 5000}, "coco", coco=True)
     ids = have + [9_000_000 + i for i in range(5000 - len(have))]
-    for entry, cocoid in zip(karpathy["images"], ids, strict=True):
+    for entry, cocoid in strict_zip(karpathy["images"], ids):
         entry["cocoid"] = cocoid
     folder = tmp_path / "src"
     folder.mkdir()

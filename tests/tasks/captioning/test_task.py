@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from vlbench.backports import strict_zip
 from vlbench.cli import main
 from vlbench.errors import InvalidSubmission, UsageError
 from vlbench.registry import registry
@@ -36,7 +37,7 @@ def karpathy_doc(images=IMAGES, splits=("test", "test", "val")) -> dict:
     return {"images": [
         {"cocoid": iid, "filename": f"COCO_val2014_{iid:012d}.jpg", "split": s, "imgid": n,
          "sentences": [{"raw": c, "tokens": c.lower().split()} for c in caps]}
-        for n, ((iid, caps), s) in enumerate(zip(images.items(), splits, strict=True))
+        for n, ((iid, caps), s) in enumerate(strict_zip(images.items(), splits))
     ]}
 
 
@@ -203,7 +204,7 @@ def test_prepare_mini_and_random_floor(tmp_path):
     assert refs.n_images == len(coco["images"])
     floor = TASK.random_predictions(refs, b, seed=0)
     assert floor == TASK.random_predictions(refs, b, seed=0)
-    own = {i: set(c) for i, c in zip(refs.ids, refs.captions, strict=True)}
+    own = {i: set(c) for i, c in strict_zip(refs.ids, refs.captions)}
     assert all(p["caption"] not in own[p["image_id"]] for p in floor[:50])
     sub = validate_document(floor, benchmark_override=TASK.references_benchmark(written))
     assert len(sub.parsed.captions) == refs.n_images

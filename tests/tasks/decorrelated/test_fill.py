@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -65,43 +66,8 @@ def test_unknown_method(tmp_path: Path) -> None:
         simple_fill(Image.new("RGB", (2, 2)), Image.new("L", (2, 2)), "sharpen")
 
 
-def tiny_pipeline(tmp_path: Path):
-    """A StableDiffusionInpaintPipeline with random tiny weights, built from configs (no download)."""
-    torch = pytest.importorskip("torch")
-    diffusers = pytest.importorskip("diffusers")
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    unet = diffusers.UNet2DConditionModel(
-        block_out_channels=(8, 16), layers_per_block=1, sample_size=8, in_channels=9, out_channels=4,
-        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"), up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
-        cross_attention_dim=8, attention_head_dim=2, norm_num_groups=4,
-    )  # fmt: skip
-    vae = diffusers.AutoencoderKL(
-        block_out_channels=(8, 8), in_channels=3, out_channels=3, latent_channels=4, norm_num_groups=4,
-        down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
-        up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"),
-    )  # fmt: skip
-    text = transformers.CLIPTextModel(
-        transformers.CLIPTextConfig(
-            vocab_size=16, hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2,
-            max_position_embeddings=8, bos_token_id=0, eos_token_id=1, pad_token_id=1,
-        )  # fmt: skip
-    )
-    vocab = tmp_path / "vocab.json"
-    vocab.write_text(json.dumps({"<|startoftext|>": 0, "<|endoftext|>": 1}))
-    merges = tmp_path / "merges.txt"
-    merges.write_text("#version: 0.2\n")
-    tokenizer = transformers.CLIPTokenizer(str(vocab), str(merges), model_max_length=8)
-    return diffusers.StableDiffusionInpaintPipeline(
-        vae=vae, text_encoder=text, tokenizer=tokenizer, unet=unet,
-        scheduler=diffusers.DDIMScheduler(steps_offset=1), safety_checker=None, feature_extractor=None,
-        requires_safety_checker=False,
-    )  # fmt: skip
-
-
-def test_inpaint_with_a_tiny_random_pipeline(tmp_path: Path) -> None:
-    pipe = tiny_pipeline(tmp_path)
-    pipe.set_progress_bar_config(disable=True)
+def test_inpaint_with_a_tiny_random_pipeline(tmp_path: Path, tiny_inpainting_pipeline: Any) -> None:
+    pipe = tiny_inpainting_pipeline
     m = manifest(tmp_path, n=3)
     kwargs = {"pipe": pipe, "resolution": 16, "steps": 2, "progress": False}
     written = fill_queries(m, tmp_path / "src", tmp_path / "a", "inpaint", batch_size=2, **kwargs)

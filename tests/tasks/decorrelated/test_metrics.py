@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.decorrelated.metrics import (
     average_precision_at_k,
     count_relevant,
@@ -82,7 +83,7 @@ def test_count_relevant_matches_brute_force() -> None:
     got = count_relevant(pack_classes(captions, n_classes), pack_classes(removed, n_classes), pack_classes(present, n_classes))
     brute = [
         sum(1 for c in captions if not set(c) & set(r) and set(c) & set(p))
-        for r, p in zip(removed, present, strict=True)
+        for r, p in strict_zip(removed, present)
     ]
     assert got.tolist() == brute
 

@@ -103,7 +103,7 @@ def test_prepare_coco(tmp_path: Path) -> None:
     classes = doc["classes"]
     mentions = [
         sorted(classes[c] for c in g["mention_classes"][a:b])
-        for a, b in zip(g["mention_indptr"], g["mention_indptr"][1:], strict=False)
+        for a, b in zip(g["mention_indptr"], g["mention_indptr"][1:])
     ]
     assert mentions == [
         ["dog", "person"], ["person"], ["dog", "frisbee", "person"], ["person"],

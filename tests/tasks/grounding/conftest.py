@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from vlbench.backports import strict_zip
+
 XML_HEAD = "<annotation><filename>{id}.jpg</filename><size><width>{w}</width><height>{h}</height><depth>3</depth></size>"
 
 
 def box_object(names: list[str], box: list[int]) -> str:
     n = "".join(f"<name>{x}</name>" for x in names)
-    b = "".join(f"<{k}>{v}</{k}>" for k, v in zip(("xmin", "ymin", "xmax", "ymax"), box, strict=True))
+    b = "".join(f"<{k}>{v}</{k}>" for k, v in strict_zip(("xmin", "ymin", "xmax", "ymax"), box))
     return f"<object>{n}<bndbox>{b}</bndbox></object>"
 
 

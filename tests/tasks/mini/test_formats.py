@@ -13,6 +13,7 @@ from PIL import Image
 from pycocotools import mask as mask_utils
 from pycocotools.coco import COCO
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.flickr30k_entities import parse_annotation, parse_sentences
 from vlbench.tasks.grounding.loaders import build_ground_truth
 from vlbench.tasks.karpathy import parse_karpathy
@@ -31,8 +32,8 @@ def test_layout(small_world, small_config) -> None:
     out, written = small_world
     n = small_config.n_train + small_config.n_val + small_config.n_test
     assert all(p.exists() for p in written) and len(set(written)) == len(written)
-    for split, count in zip(
-        SPLITS, (small_config.n_train, small_config.n_val, small_config.n_test), strict=True
+    for split, count in strict_zip(
+        SPLITS, (small_config.n_train, small_config.n_val, small_config.n_test)
     ):
         assert len(list((out / "images" / split).glob("mini_*.png"))) == count
         assert (out / "annotations" / f"instances_{split}.json").exists()
@@ -191,7 +192,7 @@ def test_entities_tree_loads_with_the_decorrelated_flickr_parser(small_world, sm
         # 1-based VOC corners read back as [xmin, ymin, w, h]: our box shifted by one pixel.
         want = sorted(
             (chains[o.cls], (x + 1.0, y + 1.0, float(w), float(h)))
-            for o, (x, y, w, h) in zip(scene.objects, scene.boxes, strict=True)
+            for o, (x, y, w, h) in strict_zip(scene.objects, scene.boxes)
         )
         assert sorted(boxes) == want
         for line in (ent / "Sentences" / f"{scene.image_id}.txt").read_text().splitlines():

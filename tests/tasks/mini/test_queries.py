@@ -7,6 +7,7 @@ import json
 import numpy as np
 from PIL import Image
 
+from vlbench.backports import strict_zip
 from vlbench.tasks.decorrelated.removal import plan_removal
 from vlbench.tasks.mini.build import MiniConfig, iter_pool, iter_scenes
 from vlbench.tasks.mini.queries import choose_queries, scene_objects
@@ -25,7 +26,7 @@ def union(boxes, width: int, height: int) -> np.ndarray:
 
 def check_rules(scene, removed: set[str], present: set[str]) -> None:
     by_class: dict[str, list] = {}
-    for o, b in zip(scene.objects, scene.boxes, strict=True):
+    for o, b in strict_zip(scene.objects, scene.boxes):
         by_class.setdefault(o.cls, []).append(b)
     assert removed and present and removed | present == set(by_class) and not removed & present
     erased = union([b for c in removed for b in by_class[c]], scene.width, scene.height)
@@ -107,7 +108,7 @@ def test_manifest_and_exact_images(small_world, small_config) -> None:
         removed = set(q["removed_classes"])
         check_rules(scene, removed, set(q["present_classes"]))
         want = sorted(
-            b for o, b in zip(scene.objects, scene.boxes, strict=True) if o.cls in removed
+            b for o, b in strict_zip(scene.objects, scene.boxes) if o.cls in removed
         )
         assert sorted(tuple(b) for b in q["removed_boxes"]) == [
             tuple(float(v) for v in b) for b in want

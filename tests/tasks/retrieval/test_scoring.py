@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vlbench.backports import strict_zip
 from vlbench.registry import registry
 from vlbench.scoring import score_file
 
@@ -88,7 +89,7 @@ def test_coco_1k_is_the_mean_of_fold_recalls(retrieval_data: Path, write_json) -
         )
     expected = np.mean(fold_scores, axis=0)
     keys = ["i2t_R@1", "i2t_R@5", "i2t_R@10", "t2i_R@1", "t2i_R@5", "t2i_R@10"]
-    for key, value in zip(keys, expected, strict=True):
+    for key, value in strict_zip(keys, expected):
         assert ev.result.scores[key] == pytest.approx(value, abs=1e-12)
 
 

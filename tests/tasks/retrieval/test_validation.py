@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from vlbench.backports import strict_zip
 from vlbench.errors import InvalidSubmission
 from vlbench.ground_truth import locate_ground_truth
 from vlbench.registry import registry
@@ -238,7 +239,7 @@ def test_coco_1k_needs_ten_ids_inside_the_fold(retrieval_data: Path, write_json)
     # A 5K-style ranking of the first image whose top 10 lie outside its fold.
     doc = envelope(perfect_predictions(gt1), benchmark="coco-1k")
     validate(write_json(doc), data_dir=retrieval_data)
-    other_fold = [int(c) for c, f in zip(gt5.captions, gt1.caption_fold, strict=True) if f != 0]
+    other_fold = [int(c) for c, f in strict_zip(gt5.captions, gt1.caption_fold) if f != 0]
     doc = _set(doc, "image_to_text", gt1.images[0], other_fold[:10] + doc["predictions"]["image_to_text"][gt1.images[0]][:3])
     found = issues_of(write_json(doc), retrieval_data)
     assert ("list_too_short", f"/predictions/image_to_text/{gt1.images[0]}") in found
