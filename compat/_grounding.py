@@ -31,6 +31,9 @@ from vlbench.tasks.grounding.loaders import (
     GroundTruth,
     build_ground_truth,
     ground_truth_from_doc,
+    ground_truth_from_files,
+    read_image_files,
+    split_image_ids,
 )
 from vlbench.tasks.grounding.metrics import box_best_iou, phrase_hits
 
@@ -42,21 +45,25 @@ def cache_root() -> Path:
     return Path(env).expanduser() if env else default_data_dir() / "compat"
 
 
-def _tree_digest(tree: Path, subset: str) -> str:
-    """sha256 over the split file and every file of its images (each length-prefixed)."""
-    split = (tree / f"{subset}.txt").read_bytes()
+def _read_tree(tree: Path, subset: str) -> tuple[str, list[str], list[tuple[bytes, bytes]]]:
+    """(cache key, image ids, each image's annotation and sentence bytes): every file read once,
+    hashed and then parsed from the same bytes. The key is the sha256 over the split file and
+    every file of its images, each length-prefixed."""
+    split_file = tree / f"{subset}.txt"
+    split = split_file.read_bytes()
+    image_ids = split_image_ids(split_file.read_text())  # as build_ground_truth reads it
+    files = list(read_image_files(tree, image_ids))
     h = hashlib.sha256(f"vlbench-compat-entities/{CACHE_VERSION}/{GT_FORMAT_VERSION}/{subset}\n".encode())
     h.update(len(split).to_bytes(8, "little") + split)
-    for image in split.decode("utf-8").split():
-        for path in (tree / "Sentences" / f"{image}.txt", tree / "Annotations" / f"{image}.xml"):
-            data = path.read_bytes()
-            h.update(len(data).to_bytes(8, "little") + data)
-    return h.hexdigest()
+    for xml, sentences in files:
+        h.update(len(sentences).to_bytes(8, "little") + sentences)
+        h.update(len(xml).to_bytes(8, "little") + xml)
+    return h.hexdigest(), image_ids, files
 
 
 def _ground_truth(tree: Path, subset: str) -> GroundTruth:
     try:
-        key = _tree_digest(tree, subset)
+        key, image_ids, files = _read_tree(tree, subset)
     except (OSError, UnicodeDecodeError):
         # a missing or unreadable file: the reader below says which
         return ground_truth_from_doc(build_ground_truth(tree, subset))
@@ -65,7 +72,7 @@ def _ground_truth(tree: Path, subset: str) -> GroundTruth:
         return ground_truth_from_doc(json.loads(cached.read_bytes()))
     except (OSError, ValueError, KeyError):
         pass
-    doc = build_ground_truth(tree, subset)
+    doc = ground_truth_from_files(image_ids, files, subset)
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(cached, json.dumps(doc, separators=(",", ":")).encode("utf-8"))
