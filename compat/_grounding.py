@@ -118,7 +118,7 @@ class EntitiesSplit:
     def n_phrases(self) -> int:
         return self.gt.n_phrases
 
-    def types(self, row: int) -> list[str]:
+    def types(self, row: int) -> Sequence[str]:
         return self.gt.p_types[row]
 
     def hits(self, rows: Sequence[int], boxes: np.ndarray, counts: np.ndarray, topk: Sequence[int],

@@ -18,7 +18,6 @@ Captions are read token by token into plain tuples (`caption_markup`).
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -175,6 +174,8 @@ def _parse_release_shape(data: bytes) -> Annotation | None:
 
 def _parse_etree(xml_text: str | bytes) -> Annotation:
     """Any annotation document, with the XML parser: the definition the fast path follows."""
+    import xml.etree.ElementTree as ET  # only for documents off the release's shape
+
     root = ET.fromstring(xml_text)
     size = root.find("size")
     width = int(size.findtext("width")) if size is not None else 0

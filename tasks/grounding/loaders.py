@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,7 +96,7 @@ def ground_truth_from_files(
     p_sentence: list[int] = []
     p_first: list[int] = []
     p_chain: list[int] = []
-    p_types: list[list[str]] = []
+    p_types: list[tuple[str, ...]] = []
     p_text: list[str] = []
     p_mask: list[int] = []
     p_repeats: list[list[int]] = []
@@ -108,8 +108,10 @@ def ground_truth_from_files(
     ungradable_index: dict[str, dict[str, list[str]]] = {i: {} for i in image_ids}
     # A phrase's type columns depend only on its types: (bit mask, [(column, extra count)]).
     # MDETR tallies a phrase once per entry of its type list, so a repeated type counts twice;
-    # the rare repeats are stored as [row, type column, extra count].
-    type_columns: dict[tuple[str, ...], tuple[int, list[tuple[int, int]]]] = {}
+    # the rare repeats are stored as [row, type column, extra count]. Phrases with the same types
+    # share one tuple (JSON writes it as the list it was): a list per phrase would be 14,000
+    # objects more for the garbage collector to scan, in the caller's process, on every pass.
+    type_columns: dict[tuple[str, ...], tuple[tuple[str, ...], int, list[tuple[int, int]]]] = {}
     for ii, (image_id, (xml, text)) in enumerate(zip(image_ids, files)):
         ann = parse_annotation(xml)
         lines = caption_lines(decode_sentences(text))
@@ -143,18 +145,20 @@ def ground_truth_from_files(
                 p_sentence.append(si)
                 p_first.append(first)
                 p_chain.append(chain)
-                p_types.append(list(phrase_types))
                 p_text.append(phrase_text)
                 image_lookup.setdefault(sentence, {})[str(first)] = row
                 p_id.append(f"{image_id}/{si}/{first}")
                 columns = type_columns.get(phrase_types)
                 if columns is None:
                     columns = type_columns[phrase_types] = (
+                        phrase_types,
                         sum(1 << j for j, t in enumerate(types) if t in phrase_types),
                         [(j, phrase_types.count(t) - 1) for j, t in enumerate(types) if phrase_types.count(t) > 1],
                     )
-                p_mask.append(columns[0])
-                p_repeats.extend([row, j, extra] for j, extra in columns[1])
+                p_types.append(columns[0])
+                p_mask.append(columns[1])
+                if columns[2]:
+                    p_repeats.extend([row, j, extra] for j, extra in columns[2])
     phrases = {"image": p_image, "sentence": p_sentence, "first_word": p_first, "chain": p_chain,
                "types": p_types, "text": p_text, "type_mask": p_mask, "type_repeats": p_repeats, "id": p_id}
     return {
@@ -195,7 +199,7 @@ class GroundTruth:
     p_sentence: np.ndarray
     p_first_word: np.ndarray
     p_chain: np.ndarray  # global chain index
-    p_types: list[list[str]]
+    p_types: list[Sequence[str]]  # lists, or tuples shared between phrases (never changed)
     p_text: list[str]
     types: tuple[str, ...]  # the entity types reported per column
     type_member: np.ndarray  # (P, len(types)) int64: times the phrase is tallied in each type
@@ -247,7 +251,7 @@ def ground_truth_from_doc(doc: dict[str, Any]) -> GroundTruth:
     p_image = np.asarray(phrases["image"], dtype=np.int64)
     p_sentence = np.asarray(phrases["sentence"], dtype=np.int64)
     p_first = np.asarray(phrases["first_word"], dtype=np.int64)
-    p_types: list[list[str]] = phrases["types"]
+    p_types: list[Sequence[str]] = phrases["types"]
     masks = np.asarray(phrases["type_mask"], dtype=np.int64)
     types = tuple(doc["types"])
     type_member = (masks[:, None] >> np.arange(len(types))) & 1
