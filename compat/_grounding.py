@@ -8,8 +8,8 @@ modules move, only the imports below change.
 
 The ground truth read from a tree is cached (`VLBENCH_COMPAT_CACHE`, else `<data dir>/compat`:
 `$VLBENCH_DATA` or `~/.cache/vlbench`), keyed by the sha256 of every file it was read from (the
-split file, each image's sentences and annotations): reading 2,000 files' bytes is much faster
-than parsing 1,000 XML trees, and a changed file changes the key.
+split file, each image's sentences and annotations), so a changed file changes the key. Each file
+is read once: hashed for the key and, when the key is not cached, parsed from the same bytes.
 """
 
 from __future__ import annotations
