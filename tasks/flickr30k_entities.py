@@ -7,8 +7,8 @@ whitespace, empty lines skipped, boxes the raw 1-based XML integers (the officia
 1 since commit 873a1c1; MDETR's copy does not). The grounding ground truth, the decorrelated
 manifest and the baselines' D' sources all read the markup through it.
 
-Annotations have a fast path: a split is 1,000 XML files, and walking their element trees was
-the largest part of reading one. A document of exactly the release's shape (every file of the
+Annotations have a fast path, because building and walking element trees for a split's 1,000
+XML files was a large part of reading it. A document of exactly the release's shape (every file of the
 release has it) is read with regular expressions; anything else goes to the XML parser
 (`_parse_etree`), so what is read never depends on which path read it
 (tests/tasks/test_flickr30k_entities.py compares the two on the real files and on altered ones).
@@ -55,8 +55,8 @@ def caption_markup(line: str) -> tuple[list[str], list[PhraseFields]]:
     """(words, phrases) of one caption line, token by token as the official `get_sentence_data`
     reads it: a token starting with "[" opens a phrase ("[/EN#18/people/other": chain 18, types
     people and other) and is not a word; the phrase's words follow, up to the first token that ends
-    with "]" (its last word, less the "]"); a phrase never closed is no phrase. Plain tuples: the
-    ground truth reads 5,000 captions through this, and `Phrase` objects cost as much as the parse."""
+    with "]" (its last word, less the "]"); a phrase never closed is no phrase. Plain tuples, for
+    the ground-truth builder, which reads a split's 5,000 captions and needs no `Phrase` objects."""
     words: list[str] = []
     phrases: list[PhraseFields] = []
     current: list[str] | None = None
