@@ -19,8 +19,10 @@ tables discarded. The reference is MDETR's own `datasets/flickr_eval.py`, read f
 ashkamath/mdetr (`--mdetr` DIR: a work tree or a bare git dir, whose `datasets/flickr_eval.py` and
 `util/dist.py` are read with `git show HEAD:...`; it needs torch and prettytable; torch's import is
 not timed). Without it, `tasks/grounding/reference.py` (MDETR's loop restated) stands in, and the
-output says so. vlbench "cold" builds its cache of the tree (fresh VLBENCH_COMPAT_CACHE), "warm"
-reads it. Results are checked equal first.
+output says so. vlbench "cold" reads the tree and writes its cache (fresh VLBENCH_COMPAT_CACHE),
+"warm" reads the cache. Runs are interleaved (reference, cold, warm); each is timed in wall-clock
+and in this process's CPU seconds (less sensitive to other jobs on a shared machine), medians
+compared, and the load average is printed at each repeat. Results are checked equal.
 
 Usage: python benchmarks/bench_compat.py [--repeats 3] [--what captions|grounding|both]
        [--real-captions] [--mdetr DIR] [--preds FILE]
@@ -138,14 +140,15 @@ def bench_grounding(repeats: int, checkout: Path | None, preds: Path) -> None:
     records = json.loads(gzip.decompress(preds.read_bytes()))
     mdetr = mdetr_module(checkout)
 
-    def run(make) -> tuple[float, object]:
+    def run(make) -> tuple[float, float, object]:
+        """(wall seconds, CPU seconds of this process, outputs) of one construct-to-summarize run."""
         with contextlib.redirect_stdout(io.StringIO()):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             ev = make()
             ev.update(records)
             ev.synchronize_between_processes()
             out = ev.summarize()
-            return time.perf_counter() - t, (out, ev.results)
+            return time.perf_counter() - t, time.process_time() - c, (out, ev.results)
 
     if mdetr is not None:
         reference = "MDETR's datasets/flickr_eval.py"
@@ -170,29 +173,37 @@ def bench_grounding(repeats: int, checkout: Path | None, preds: Path) -> None:
         make_ref = Restated
     warm = Path(tempfile.mkdtemp(prefix="bench-compat-cache-"))
     times: dict[str, list[float]] = {"reference": [], "vlbench cold": [], "vlbench warm": []}
+    cpu: dict[str, list[float]] = {name: [] for name in times}
+    loads = []
     try:
         for _ in range(repeats):
-            t, ref_out = run(make_ref)
+            loads.append(os.getloadavg()[0])
+            t, c, ref_out = run(make_ref)
             times["reference"].append(t)
+            cpu["reference"].append(c)
             with tempfile.TemporaryDirectory(prefix="bench-compat-cold-") as cold:
                 os.environ["VLBENCH_COMPAT_CACHE"] = cold
-                t, ours = run(lambda: FlickrEvaluator(tree, "test"))
+                t, c, cold_out = run(lambda: FlickrEvaluator(tree, "test"))
                 times["vlbench cold"].append(t)
+                cpu["vlbench cold"].append(c)
             os.environ["VLBENCH_COMPAT_CACHE"] = str(warm)
-            t, ours = run(lambda: FlickrEvaluator(tree, "test"))
+            t, c, ours = run(lambda: FlickrEvaluator(tree, "test"))
             times["vlbench warm"].append(t)
-            assert ours[1] == ref_out[1], "results differ"
+            cpu["vlbench warm"].append(c)
+            assert ours == cold_out and ours[1] == ref_out[1], "results differ"
     finally:
         shutil.rmtree(warm, ignore_errors=True)
         shutil.rmtree(tree, ignore_errors=True)
-    ref = statistics.median(times["reference"])
+    ref, ref_cpu = statistics.median(times["reference"]), statistics.median(cpu["reference"])
     n_phrases = sum(len(r["boxes"]) for r in records)
     print(f"grounding: FlickrEvaluator on the real test set ({n_phrases:,} phrases, {preds.name}), "
           f"construct + update + synchronize + summarize; reference: {reference}; results equal; "
-          f"load average {os.getloadavg()[0]:.1f}")
+          f"{repeats} interleaved repeats; load average {min(loads):.1f}-{max(loads):.1f} "
+          f"(median {statistics.median(loads):.1f})")
     for name, ts in times.items():
-        med = statistics.median(ts)
-        print(f"  {name:14s} median {med:7.3f} s  (runs {', '.join(f'{t:.3f}' for t in ts)})  {ref / med:6.1f}x")
+        med, med_cpu = statistics.median(ts), statistics.median(cpu[name])
+        print(f"  {name:14s} median {med:7.3f} s {ref / med:5.1f}x, CPU {med_cpu:6.3f} s {ref_cpu / med_cpu:5.1f}x  "
+              f"(runs {', '.join(f'{t:.3f}' for t in ts)})")
 
 
 def main() -> None:

@@ -8,8 +8,8 @@ modules move, only the imports below change.
 
 The ground truth read from a tree is cached (`VLBENCH_COMPAT_CACHE`, else `<data dir>/compat`:
 `$VLBENCH_DATA` or `~/.cache/vlbench`), keyed by the sha256 of every file it was read from (the
-split file, each image's sentences and annotations): reading 2,000 files' bytes is much faster
-than parsing 1,000 XML trees, and a changed file changes the key.
+split file, each image's sentences and annotations), so a changed file changes the key. Each file
+is read once: hashed for the key and, when the key is not cached, parsed from the same bytes.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ from vlbench.tasks.grounding.loaders import (
     GroundTruth,
     build_ground_truth,
     ground_truth_from_doc,
+    ground_truth_from_files,
+    read_image_files,
+    split_image_ids,
 )
 from vlbench.tasks.grounding.metrics import box_best_iou, phrase_hits
 
@@ -42,21 +45,25 @@ def cache_root() -> Path:
     return Path(env).expanduser() if env else default_data_dir() / "compat"
 
 
-def _tree_digest(tree: Path, subset: str) -> str:
-    """sha256 over the split file and every file of its images (each length-prefixed)."""
-    split = (tree / f"{subset}.txt").read_bytes()
+def _read_tree(tree: Path, subset: str) -> tuple[str, list[str], list[tuple[bytes, bytes]]]:
+    """(cache key, image ids, each image's annotation and sentence bytes): every file read once,
+    hashed and then parsed from the same bytes. The key is the sha256 over the split file and
+    every file of its images, each length-prefixed."""
+    split_file = tree / f"{subset}.txt"
+    split = split_file.read_bytes()
+    image_ids = split_image_ids(split_file.read_text())  # as build_ground_truth reads it
+    files = list(read_image_files(tree, image_ids))
     h = hashlib.sha256(f"vlbench-compat-entities/{CACHE_VERSION}/{GT_FORMAT_VERSION}/{subset}\n".encode())
     h.update(len(split).to_bytes(8, "little") + split)
-    for image in split.decode("utf-8").split():
-        for path in (tree / "Sentences" / f"{image}.txt", tree / "Annotations" / f"{image}.xml"):
-            data = path.read_bytes()
-            h.update(len(data).to_bytes(8, "little") + data)
-    return h.hexdigest()
+    for xml, sentences in files:
+        h.update(len(sentences).to_bytes(8, "little") + sentences)
+        h.update(len(xml).to_bytes(8, "little") + xml)
+    return h.hexdigest(), image_ids, files
 
 
 def _ground_truth(tree: Path, subset: str) -> GroundTruth:
     try:
-        key = _tree_digest(tree, subset)
+        key, image_ids, files = _read_tree(tree, subset)
     except (OSError, UnicodeDecodeError):
         # a missing or unreadable file: the reader below says which
         return ground_truth_from_doc(build_ground_truth(tree, subset))
@@ -65,7 +72,7 @@ def _ground_truth(tree: Path, subset: str) -> GroundTruth:
         return ground_truth_from_doc(json.loads(cached.read_bytes()))
     except (OSError, ValueError, KeyError):
         pass
-    doc = build_ground_truth(tree, subset)
+    doc = ground_truth_from_files(image_ids, files, subset)
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(cached, json.dumps(doc, separators=(",", ":")).encode("utf-8"))
@@ -111,7 +118,7 @@ class EntitiesSplit:
     def n_phrases(self) -> int:
         return self.gt.n_phrases
 
-    def types(self, row: int) -> list[str]:
+    def types(self, row: int) -> Sequence[str]:
         return self.gt.p_types[row]
 
     def hits(self, rows: Sequence[int], boxes: np.ndarray, counts: np.ndarray, topk: Sequence[int],

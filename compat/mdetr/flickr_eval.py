@@ -31,9 +31,10 @@ from vlbench.compat._grounding import EntitiesSplit
 SUBSETS = ("train", "test", "val")
 
 
-def _box_array(box_lists: list[Any], owners: list[tuple[str, int]]) -> tuple[np.ndarray, np.ndarray]:
+def _box_array(box_lists: list[Any], sentences: list[str], n_phrases: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """(boxes (M, 4) float64, boxes per phrase) from each phrase's ranked boxes as given (lists,
-    arrays or tensors: whatever numpy reads as N x 4)."""
+    arrays or tensors: whatever numpy reads as N x 4); `box_lists` holds the phrases of
+    `sentences[i]`, `n_phrases[i]` of them, one sentence after the other."""
     counts = np.fromiter(map(len, box_lists), dtype=np.int64, count=len(box_lists))
     total = int(counts.sum())
     try:
@@ -44,6 +45,7 @@ def _box_array(box_lists: list[Any], owners: list[tuple[str, int]]) -> tuple[np.
     except (TypeError, ValueError):
         pass  # not plain nested numbers: phrase by phrase below, which names a bad one
     arrays = []
+    owners = ((sentence, j) for sentence, n in zip(sentences, n_phrases) for j in range(n))
     for boxes, (sentence, j) in zip(box_lists, owners):
         a = np.asarray(boxes, dtype=np.float64)
         if a.size == 0:
@@ -86,7 +88,10 @@ class Flickr30kEntitiesRecallEvaluator:
         evaluated: set[str] = set()
         rows: list[int] = []
         box_lists: list[Any] = []
-        owners: list[tuple[str, int]] = []
+        # which sentence each phrase list is of, for _box_array's messages (not a tuple per phrase:
+        # 14,000 objects that would live through the whole call, for the garbage collector to scan)
+        owner_ids: list[str] = []
+        owner_counts: list[int] = []
         for pred in predictions:
             cur_id = f"{pred['image_id']}_{pred['sentence_id']}"
             if cur_id in evaluated:
@@ -106,7 +111,8 @@ class Flickr30kEntitiesRecallEvaluator:
                                    f"for sentence {pred['sentence_id']} in image {pred['image_id']}")
             rows.extend(phrases)
             box_lists.extend(pred_boxes)
-            owners.extend((cur_id, j) for j in range(len(phrases)))
+            owner_ids.append(cur_id)
+            owner_counts.append(len(phrases))
         if len(evaluated) != len(sentences):
             print("ERROR, the number of evaluated sentence doesn't match. Missing predictions:")
             for missing in sentences:
@@ -114,7 +120,7 @@ class Flickr30kEntitiesRecallEvaluator:
                     img_id, sent_id = missing.split("_")
                     print(f"\t sentence {sent_id} in image {img_id}")
             raise RuntimeError("Missing predictions")
-        boxes, counts = _box_array(box_lists, owners)
+        boxes, counts = _box_array(box_lists, owner_ids, owner_counts)
         hits = self._split.hits(rows, boxes, counts, list(self.topk), self.iou_thresh, self.merge_boxes)
         return _report(self.topk, hits, [self._split.types(r) for r in rows])
 

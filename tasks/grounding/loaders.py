@@ -18,14 +18,20 @@ The compact file is columnar JSON so that loading 14,500 phrases takes milliseco
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vlbench.backports import strict_zip
-from vlbench.tasks.flickr30k_entities import parse_annotation, parse_sentences
+from vlbench.tasks.flickr30k_entities import (
+    caption_lines,
+    caption_markup,
+    decode_sentences,
+    parse_annotation,
+)
 from vlbench.tasks.grounding.protocol import TYPES
 
 GT_FORMAT = "vlbench-flickr30k-entities-gt"
@@ -49,30 +55,70 @@ def find_tree(root: Path, split: str) -> Path:
     )
 
 
+def split_image_ids(text: str) -> list[str]:
+    """The image ids of a split file's text: one a line, blank lines skipped."""
+    return [i for i in (line.strip() for line in text.splitlines()) if i]
+
+
+def read_image_files(tree: Path, image_ids: Iterable[str]) -> Iterator[tuple[bytes, bytes]]:
+    """Each image's (`Annotations/<id>.xml`, `Sentences/<id>.txt`) bytes, read in that order."""
+    annotations = os.path.join(tree, "Annotations")
+    sentences = os.path.join(tree, "Sentences")
+    for image_id in image_ids:
+        # plain str paths and open(): Path objects and read_bytes() add half again to the reads
+        with open(os.path.join(annotations, f"{image_id}.xml"), "rb") as fh:
+            xml = fh.read()
+        with open(os.path.join(sentences, f"{image_id}.txt"), "rb") as fh:
+            yield xml, fh.read()
+
+
 def build_ground_truth(
     tree: Path, split: str, split_file: Path | None = None, types: tuple[str, ...] = TYPES
 ) -> dict[str, Any]:
     """Read the official tree for one split into the compact columnar document; `types` are the
     entity types reported per column (Flickr30k's eight, or the mini world's)."""
     split_file = split_file or tree / f"{split}.txt"
-    image_ids = [line.strip() for line in split_file.read_text().splitlines()]
-    image_ids = [i for i in image_ids if i]
+    image_ids = split_image_ids(split_file.read_text())
+    return ground_truth_from_files(image_ids, read_image_files(tree, image_ids), split, types)
+
+
+def ground_truth_from_files(
+    image_ids: list[str], files: Iterable[tuple[bytes, bytes]], split: str,
+    types: tuple[str, ...] = TYPES,
+) -> dict[str, Any]:
+    """`build_ground_truth` from each image's annotation and sentence files' bytes, in the split's
+    order (`read_image_files`), so that a caller that has read them (to hash them) parses the same
+    bytes. One pass, with the derived indexes filled as the rows are made."""
     images: dict[str, list] = {"id": [], "width": [], "height": [], "n_sentences": []}
-    phrases: dict[str, list] = {
-        "image": [], "sentence": [], "first_word": [], "chain": [], "types": [], "text": [],
-    }
     chains: dict[str, list] = {"image": [], "id": [], "box_start": [], "box_count": []}
     ungradable: dict[str, list] = {"image": [], "sentence": [], "first_word": []}
+    p_image: list[int] = []
+    p_sentence: list[int] = []
+    p_first: list[int] = []
+    p_chain: list[int] = []
+    p_types: list[tuple[str, ...]] = []
+    p_text: list[str] = []
+    p_mask: list[int] = []
+    p_repeats: list[list[int]] = []
+    p_id: list[str] = []
     boxes: list[int] = []
-    for ii, image_id in enumerate(image_ids):
-        ann = parse_annotation((tree / "Annotations" / f"{image_id}.xml").read_bytes())
-        sentences = parse_sentences(
-            (tree / "Sentences" / f"{image_id}.txt").read_text(encoding="utf-8")
-        )
+    # The derived indexes, stored so that loading needs no Python loop over phrases. A split file
+    # that lists an image twice gives it one entry here, filled by both (in row order).
+    lookup: dict[str, dict[str, dict[str, int]]] = {i: {} for i in image_ids}
+    ungradable_index: dict[str, dict[str, list[str]]] = {i: {} for i in image_ids}
+    # A phrase's type columns depend only on its types: (bit mask, [(column, extra count)]).
+    # MDETR tallies a phrase once per entry of its type list, so a repeated type counts twice;
+    # the rare repeats are stored as [row, type column, extra count]. Phrases with the same types
+    # share one tuple (JSON writes it as the list it was): a list per phrase would be 14,000
+    # objects more for the garbage collector to scan, in the caller's process, on every pass.
+    type_columns: dict[tuple[str, ...], tuple[tuple[str, ...], int, list[tuple[int, int]]]] = {}
+    for ii, (image_id, (xml, text)) in enumerate(zip(image_ids, files)):
+        ann = parse_annotation(xml)
+        lines = caption_lines(decode_sentences(text))
         images["id"].append(image_id)
         images["width"].append(ann.width)
         images["height"].append(ann.height)
-        images["n_sentences"].append(len(sentences))
+        images["n_sentences"].append(len(lines))
         chain_index: dict[str, int] = {}
         for chain_id, chain_boxes in ann.boxes.items():
             chain_index[chain_id] = len(chains["id"])
@@ -82,44 +128,39 @@ def build_ground_truth(
             chains["box_count"].append(len(chain_boxes))
             for box in chain_boxes:
                 boxes.extend(box)
-        for si, sentence in enumerate(sentences):
-            for phrase in sentence.phrases:
-                if phrase.phrase_id in chain_index:
-                    phrases["image"].append(ii)
-                    phrases["sentence"].append(si)
-                    phrases["first_word"].append(phrase.first_word_index)
-                    phrases["chain"].append(chain_index[phrase.phrase_id])
-                    phrases["types"].append(list(phrase.types))
-                    phrases["text"].append(phrase.text)
-                else:
+        image_lookup = lookup[image_id]
+        image_ungradable = ungradable_index[image_id]
+        for si, line in enumerate(lines):
+            sentence = str(si)
+            for first, chain_id, phrase_types, phrase_text in caption_markup(line)[1]:
+                chain = chain_index.get(chain_id)
+                if chain is None:
                     ungradable["image"].append(ii)
                     ungradable["sentence"].append(si)
-                    ungradable["first_word"].append(phrase.first_word_index)
-    # Derived indexes, stored so that loading needs no Python loop over phrases.
-    lookup: dict[str, dict[str, dict[str, int]]] = {i: {} for i in image_ids}
-    for row, (ii, si, fw) in enumerate(
-        strict_zip(phrases["image"], phrases["sentence"], phrases["first_word"])
-    ):
-        lookup[image_ids[ii]].setdefault(str(si), {})[str(fw)] = row
-    ungradable_index: dict[str, dict[str, list[str]]] = {i: {} for i in image_ids}
-    for ii, si, fw in strict_zip(ungradable["image"], ungradable["sentence"], ungradable["first_word"]):
-        ungradable_index[image_ids[ii]].setdefault(str(si), []).append(str(fw))
-    phrases["type_mask"] = [
-        sum(1 << j for j, t in enumerate(types) if t in phrase_types)
-        for phrase_types in phrases["types"]
-    ]
-    # MDETR tallies a phrase once per entry of its type list, so a repeated type counts twice;
-    # the rare repeats are stored as [row, type column, extra count].
-    phrases["type_repeats"] = [
-        [row, j, phrase_types.count(t) - 1]
-        for row, phrase_types in enumerate(phrases["types"])
-        for j, t in enumerate(types)
-        if phrase_types.count(t) > 1
-    ]
-    phrases["id"] = [
-        f"{image_ids[ii]}/{si}/{fw}"
-        for ii, si, fw in strict_zip(phrases["image"], phrases["sentence"], phrases["first_word"])
-    ]
+                    ungradable["first_word"].append(first)
+                    image_ungradable.setdefault(sentence, []).append(str(first))
+                    continue
+                row = len(p_image)
+                p_image.append(ii)
+                p_sentence.append(si)
+                p_first.append(first)
+                p_chain.append(chain)
+                p_text.append(phrase_text)
+                image_lookup.setdefault(sentence, {})[str(first)] = row
+                p_id.append(f"{image_id}/{si}/{first}")
+                columns = type_columns.get(phrase_types)
+                if columns is None:
+                    columns = type_columns[phrase_types] = (
+                        phrase_types,
+                        sum(1 << j for j, t in enumerate(types) if t in phrase_types),
+                        [(j, phrase_types.count(t) - 1) for j, t in enumerate(types) if phrase_types.count(t) > 1],
+                    )
+                p_types.append(columns[0])
+                p_mask.append(columns[1])
+                if columns[2]:
+                    p_repeats.extend([row, j, extra] for j, extra in columns[2])
+    phrases = {"image": p_image, "sentence": p_sentence, "first_word": p_first, "chain": p_chain,
+               "types": p_types, "text": p_text, "type_mask": p_mask, "type_repeats": p_repeats, "id": p_id}
     return {
         "format": GT_FORMAT,
         "types": list(types),
@@ -158,7 +199,7 @@ class GroundTruth:
     p_sentence: np.ndarray
     p_first_word: np.ndarray
     p_chain: np.ndarray  # global chain index
-    p_types: list[list[str]]
+    p_types: list[Sequence[str]]  # lists, or tuples shared between phrases (never changed)
     p_text: list[str]
     types: tuple[str, ...]  # the entity types reported per column
     type_member: np.ndarray  # (P, len(types)) int64: times the phrase is tallied in each type
@@ -210,7 +251,7 @@ def ground_truth_from_doc(doc: dict[str, Any]) -> GroundTruth:
     p_image = np.asarray(phrases["image"], dtype=np.int64)
     p_sentence = np.asarray(phrases["sentence"], dtype=np.int64)
     p_first = np.asarray(phrases["first_word"], dtype=np.int64)
-    p_types: list[list[str]] = phrases["types"]
+    p_types: list[Sequence[str]] = phrases["types"]
     masks = np.asarray(phrases["type_mask"], dtype=np.int64)
     types = tuple(doc["types"])
     type_member = (masks[:, None] >> np.arange(len(types))) & 1
