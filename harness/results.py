@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vlbench.atomic_files import atomic_write_json
+from vlbench.bounded_read import read_regular_capped
 from vlbench.errors import UsageError, shorten
-from vlbench.jsonio import DEFAULT_MAX_BYTES, read_regular_capped
+from vlbench.jsonio import DEFAULT_MAX_BYTES
 
 if TYPE_CHECKING:
     from vlbench.item_table import ItemTable

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vlbench.benchmark import Benchmark
+from vlbench.bounded_read import refuse_past_caps
 from vlbench.commands import EXIT_INVALID, EXIT_OK
 from vlbench.commands.output import (
     metric_for,
@@ -33,7 +34,9 @@ def _override(args: argparse.Namespace) -> Benchmark | None:
     task = registry().references_task()
     if task is None:
         raise UsageError("--references needs the captioning task, which is not installed")
-    return task.references_benchmark(Path(args.references), subset=getattr(args, "subset", False))
+    benchmark = task.references_benchmark(Path(args.references), subset=getattr(args, "subset", False))
+    refuse_past_caps(args.references, args.max_bytes, args.max_decompressed, "references")
+    return benchmark
 
 
 def _submission_options(args: argparse.Namespace) -> ValidationOptions:
