@@ -197,6 +197,7 @@ def score(
     bootstrap: int = 1000,
     seed: int = 0,
     out: str | os.PathLike | None = None,
+    force: bool = False,
     **input_options: Unpack[InputOptions],
 ) -> ResultRecord:
     """Validate and score a submission; returns the `ResultRecord` that `vlbench score` writes.
@@ -206,8 +207,7 @@ def score(
     `input_options`: as for `validate` (see `_options`). Raises `InvalidSubmission` (every problem
     in `.issues`) or `UsageError`.
     """
-    from vlbench.atomic_files import check_output_path
-    from vlbench.scoring import score_file, write_evaluation
+    from vlbench.scoring import check_evaluation_target, score_file, write_evaluation
 
     bootstrap = check_count("bootstrap", bootstrap, 0, MAX_RESAMPLES)
     seed = check_count("seed", seed, 0, MAX_SEED)
@@ -215,13 +215,13 @@ def score(
     if out is not None:
         if not isinstance(out, (str, os.PathLike)):
             raise UsageError(f"out must be a path, not {shorten(out, 40)}")
-        check_output_path(out, "result record")
+        check_evaluation_target(out, force=bool(force), option="out", force_hint="force=True")
     try:
         evaluation = score_file(_input(predictions_or_path, options), options, bootstrap=bootstrap, seed=seed)
     except InvalidSubmission as exc:
         raise _annotated(exc) from None
     if out is not None:
-        write_evaluation(evaluation, out)
+        write_evaluation(evaluation, out, force=bool(force))
     return evaluation.result
 
 

@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--out", help="write the result record here (atomically); one submission")
             p.add_argument("--out-dir", help="several submissions: write each result record into this folder, "
                            "as <benchmark>-<file name>")
+            p.add_argument("--force", action="store_true",
+                           help="replace an --out file (or one in --out-dir) that is not a result record "
+                           "vlbench wrote (without it, such a file is refused)")
             p.add_argument("--verbose", action="store_true",
                            help="several submissions: print each one's full table, not only the summary")
             p.add_argument("--bootstrap", type=BOOTSTRAP, default=1000,
