@@ -104,6 +104,8 @@ def _whole_json(path: Path) -> Any:
         return None
 
 
+# The keys of `meta.extra` by which a submission says which vlbench command wrote it.
+SUBMISSION_STAMPS = frozenset({"recipe", "imported_from", "written_by"})
 _RECORD_FIELDS = ("benchmark", "task", "benchmark_version", "harness_version", "submission_sha256",
                   "ground_truth_sha256")
 
@@ -127,11 +129,12 @@ def _is_per_item(path: Path) -> bool:
 
 def _is_written_submission(path: Path) -> bool:
     """A submission a vlbench command wrote: an envelope whose `meta.extra` carries the stamp of a
-    baseline recipe (`recipe`) or an importer (`imported_from`), not one written by hand."""
+    baseline recipe (`recipe`), an importer (`imported_from`) or another command (`written_by`),
+    not one written by hand."""
     fields = leading_fields(path) or {}
     meta = fields.get("meta")
     extra = meta.get("extra") if isinstance(meta, dict) else None
-    return fields.get("vlbench") == 1 and isinstance(extra, dict) and bool({"recipe", "imported_from"} & set(extra))
+    return fields.get("vlbench") == 1 and isinstance(extra, dict) and bool(SUBMISSION_STAMPS & set(extra))
 
 
 def _is_evalai_bundle(path: Path) -> bool:
@@ -174,9 +177,11 @@ def missing_parent(path: Path) -> str | None:
 
 
 def target_problem(path: str | os.PathLike[str], kind: FileKind, *, force: bool = False, option: str = "--out",
-                   force_hint: str = "--force") -> str | None:
-    """Why vlbench must not write `path` (one sentence), or None when it may."""
+                   force_hint: str = "--force", instead: str = "name another file") -> str | None:
+    """Why vlbench must not write `path` (one sentence), or None when it may. `option` names where
+    the path comes from ("--out"; "" for none), `instead` what else the user can do."""
     path = Path(path)
+    named = f"{option} {path}".strip()
     if str(path) in ("", ".") or path.name in ("", ".", ".."):
         return f"{option} {str(path)!r} is not a file name"
     if path.is_dir() and not path.is_symlink():
@@ -186,18 +191,18 @@ def target_problem(path: str | os.PathLike[str], kind: FileKind, *, force: bool 
         return problem
     other = _what_is_there(path)
     if other == "a symbolic link":
-        return (f"{option} {path} is a symbolic link, which vlbench did not write; name another file, or pass "
+        return (f"{named} is a symbolic link, which vlbench did not write; {instead}, or pass "
                 f"{force_hint} to replace the link itself (what it points to is left as it is)")
     if other is not None or not kind.recognizes(path):
         found = other or f"not {kind.name} that vlbench wrote"
-        return f"{option} {path} exists and is {found}; name another file, or pass {force_hint} to replace it"
+        return f"{named} exists and is {found}; {instead}, or pass {force_hint} to replace it"
     return None
 
 
 def check_file_target(path: str | os.PathLike[str], kind: FileKind, *, force: bool = False, option: str = "--out",
-                      force_hint: str = "--force") -> Path:
+                      force_hint: str = "--force", instead: str = "name another file") -> Path:
     """`path`, when vlbench may write it (`target_problem`); else a UsageError (exit code 2)."""
-    problem = target_problem(path, kind, force=force, option=option, force_hint=force_hint)
+    problem = target_problem(path, kind, force=force, option=option, force_hint=force_hint, instead=instead)
     if problem is not None:
         raise UsageError(problem)
     return Path(path)
@@ -227,10 +232,12 @@ def make_folder(path: Path) -> Path:
 @dataclass(frozen=True)
 class FolderKind:
     """A folder one vlbench command writes as a whole. `writer` names the command (in the marker
-    and messages); `legacy` tells a folder it wrote before it left a marker (by its content)."""
+    and messages); `legacy` tells by its content a folder it wrote without a marker (before markers,
+    or always when `marker` is False: a folder kept in git, whose files say what they are)."""
 
     writer: str
     legacy: Callable[[Path], bool] | None = None
+    marker: bool = True
 
 
 def _listing(folder: Path) -> set[str]:
@@ -297,12 +304,14 @@ def replace_folder(target: Path, kind: FolderKind, build: Callable[[Path], Any],
     """Write the folder `target` as a whole: `build(folder)` fills a new folder beside it, which
     then replaces `target` (when `target` is missing, empty or `kind`'s own) or, with `force`, has
     its files moved into `target` over those of the same names. On any failure `target` is left as
-    it was. The folder gets a marker listing its files. Returns what `build` returned."""
+    it was. The folder gets a marker listing its files (when `kind.marker`). Returns what `build`
+    returned."""
     target = check_folder_target(target, kind, force=force, option=option)
     staging = new_folder_beside(target, f".{target.name}.new-")
     try:
         built = build(staging)
-        write_marker(staging, kind.writer, _listing(staging) - {FOLDER_MARKER}, **facts)
+        if kind.marker:
+            write_marker(staging, kind.writer, _listing(staging) - {FOLDER_MARKER}, **facts)
         if target.exists() and (target.is_symlink() or any(target.iterdir())) \
                 and not folder_is_ours(target, kind):
             _merge_into(staging, target)  # --force: someone's folder keeps everything else
