@@ -91,7 +91,6 @@ def cmd_data(args: argparse.Namespace) -> int:
         else:  # vlbench's own cache folder, made as needed
             data_dir = default_data_dir()
         _check_prepare_targets(benchmark, data_dir, args.force)
-        data_dir.mkdir(parents=not args.data_dir, exist_ok=True)
         with stage(f"preparing {benchmark.id} from {args.source}"), _source_deviations_shown():
             written = reg.task_of(benchmark).prepare(benchmark, args.source, data_dir, force=args.force)
         folder = data_dir / benchmark.id

@@ -49,6 +49,7 @@ def test_validate_json_output(capsys, write_json, retrieval_data: Path) -> None:
 
 def test_score_writes_record_and_per_item(capsys, good: Path, retrieval_data: Path, tmp_path: Path) -> None:
     out_path = tmp_path / "results" / "r.json"
+    out_path.parent.mkdir()  # vlbench makes no folder for an --out file (output_rule)
     code, out, _ = run(capsys, "score", str(good), "--data-dir", str(retrieval_data), "--out", str(out_path), "--bootstrap", "50")
     assert code == 0 and "RSUM" in out and "i2t_R@1" in out
     record = json.loads(out_path.read_text())
