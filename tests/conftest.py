@@ -71,3 +71,22 @@ def retrieval_data(tmp_path: Path) -> Path:
         # toy sources, far smaller than the official files: a deliberate deviation
         reg.task_of(b).prepare(b, str(source), data_dir, force=True)
     return data_dir
+
+
+@pytest.fixture(scope="session")
+def mini_worlds_from_the_cli(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Both mini worlds written by `vlbench data mini` as the README shows it (default folders, in
+    the current folder), once per test session: {world: folder}. About a minute of CPU."""
+    import os
+
+    from vlbench.cli import main
+
+    root = tmp_path_factory.mktemp("data-mini")
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        assert main(["data", "mini"]) == 0
+        assert main(["data", "mini", "--benchmark", "mini-decorrelated"]) == 0
+    finally:
+        os.chdir(here)
+    return {"v2": root / "vlbench-mini", "v3": root / "vlbench-mini-v3"}
