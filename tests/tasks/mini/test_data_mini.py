@@ -70,16 +70,15 @@ def _submission(benchmark: str, world: Path) -> dict[str, Any]:
     return {"vlbench": 1, "benchmark": benchmark, "task": task, "meta": {"method": "test"}, "predictions": predictions}
 
 
-def test_every_mini_benchmark_can_be_submitted_to_from_what_data_mini_writes(
-        mini_worlds_from_the_cli: dict[str, Path]) -> None:
+def test_every_mini_benchmark_can_be_submitted_to_from_what_data_mini_writes(mini_world_from_the_cli) -> None:
     benchmarks = mini_benchmarks()
     assert {"mini-retrieval", "mini-shapes-retrieval", "mini-decorrelated", "mini-captions", "mini-grounding"} <= set(benchmarks)
     for benchmark in benchmarks:
-        world = mini_worlds_from_the_cli[world_of(benchmark)]
+        world = mini_world_from_the_cli(world_of(benchmark))
         report = vlbench.validate(_submission(benchmark, world))
         assert report.valid, f"{benchmark}: {report}"
         assert not report.notes, f"{benchmark}: {report.notes}"  # every query covered, none left out
-    assert json.loads((mini_worlds_from_the_cli["v3"] / FOLDER_MARKER).read_text())["written_by"] == "vlbench data mini"
+    assert json.loads((mini_world_from_the_cli("v3") / FOLDER_MARKER).read_text())["written_by"] == "vlbench data mini"
 
 
 def test_the_world_is_chosen_by_benchmark_or_name(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
