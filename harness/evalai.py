@@ -183,7 +183,7 @@ def error_bars(benchmark: Benchmark, scores: dict[str, float],
                ci95: dict[str, list[float]]) -> dict[str, float | None] | None:
     """EvalAI's `error` entry of one split: `error_<label>` for every leaderboard label (its page
     looks each one up, so a missing key breaks it), the 95% CI half-width, or None for a label
-    with no interval (no value, e.g. METEOR without Java). None as a whole, so that EvalAI ranks
+    with no interval (no value, e.g. SPICE without its CoreNLP jars, or METEOR without the captions extra). None as a whole, so that EvalAI ranks
     with no error bars at all, when the main score has no interval (bootstrap 0): EvalAI's sort
     negates `error_<default_order_by>`, which must then be a number."""
     half = {k: (hi - lo) / 2 for k, (lo, hi) in ci95.items() if k in scores}
