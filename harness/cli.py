@@ -37,6 +37,14 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """Arguments a (sub)command does not know are refused by that command, with its own usage
+        (`vlbench score x --boot 10` shows score's, not the top level's)."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
 
 def count(low: int, high: int) -> Any:
     """An argparse type: a whole number in [low, high] (refused as a usage error otherwise)."""

@@ -103,7 +103,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return EXIT_OK
-    print_result(evaluation)
+    print_result(evaluation, submission)
     print_notes([result])
     if args.out:
         print(f"result written to {args.out}")
@@ -142,7 +142,7 @@ def _score_many(args: argparse.Namespace) -> int:
         scored_targets += targets[i:i + 1]
         if args.verbose and not args.json:
             print(f"\n== {name}")
-            print_result(evaluation)
+            print_result(evaluation, name)
     if done and args.out_dir:
         make_folder(folder)
     for (_, evaluation), target in zip(done, scored_targets, strict=False):
