@@ -182,10 +182,10 @@ def check_outputs(out: str | os.PathLike | None, config: cfg.RecipeConfig,
     if coco_results:
         check_file_target(coco_results, COCO_RESULTS, force=force, option="--coco-results")
     if checkpoint_dir:
-        folder = check_folder_to_fill(checkpoint_dir, "--checkpoint-dir")
-        problem = target_problem(folder / "train_log.jsonl", TRAIN_LOG, force=force,
-                                 option=f"--checkpoint-dir {folder}: its")
-        if problem is not None:
+        folder = check_folder_to_fill(checkpoint_dir, "--checkpoint-dir")  # made by the training, if missing
+        problem = folder.is_dir() and target_problem(folder / "train_log.jsonl", TRAIN_LOG, force=force,
+                                                     option=f"--checkpoint-dir {folder}: its")
+        if problem:
             raise UsageError(problem)
     return out_path
 
