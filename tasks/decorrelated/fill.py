@@ -41,7 +41,7 @@ def removal_mask(boxes: Sequence[Sequence[float]], size: tuple[int, int]) -> Ima
     """'L' mask, 255 where pixels are removed (the same pixel rule as the tau computations)."""
     width, height = size
     mask = box_mask([tuple(b) for b in boxes], width, height)  # type: ignore[misc]
-    return Image.fromarray(mask.astype(np.uint8) * 255, mode="L")
+    return Image.fromarray(mask.astype(np.uint8) * 255)  # (h, w) uint8: mode L
 
 
 def simple_fill(image: Image.Image, mask: Image.Image, method: str) -> Image.Image:

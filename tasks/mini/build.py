@@ -183,7 +183,8 @@ def _write_text(path: Path, text: str) -> Path:
 
 def _write_png(path: Path, rgb: np.ndarray) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(rgb, mode="RGB").save(path, format="PNG", compress_level=6)
+    # an (h, w, 3) uint8 array is RGB (Pillow 11.3+ deprecates naming the mode)
+    Image.fromarray(np.ascontiguousarray(rgb, dtype=np.uint8)).save(path, format="PNG", compress_level=6)
     return path
 
 
