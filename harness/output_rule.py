@@ -183,9 +183,9 @@ def target_problem(path: str | os.PathLike[str], kind: FileKind, *, force: bool 
     path = Path(path)
     named = f"{option} {path}".strip()
     if str(path) in ("", ".") or path.name in ("", ".", ".."):
-        return f"{option} {str(path)!r} is not a file name"
+        return f"{option} {str(path)!r} is not a file name".strip()
     if path.is_dir() and not path.is_symlink():
-        return f"{option} {path} is a folder; name the file to write inside it (e.g. {path / 'result.json'})"
+        return f"{named} is a folder; name the file to write inside it (e.g. {path / 'result.json'})"
     problem = missing_parent(path)
     if problem is not None or force or not os.path.lexists(path):
         return problem
