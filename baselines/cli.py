@@ -35,6 +35,8 @@ def add_cli(commands: Any, groups: dict[str, Any]) -> None:
     rp.add_argument("--checkpoint-dir", help="where checkpoints and the training log go; rerunning resumes from here")
     rp.add_argument("--nproc", type=int, default=1, help="processes on this machine (launches torchrun)")
     rp.add_argument("--quiet", action="store_true", help="no progress bars")
+    rp.add_argument("--force", action="store_true",
+                    help="replace output files vlbench did not write (--out, --coco-results; refused without it)")
     rp.add_argument("--coco-results", metavar="FILE",
                     help="captioning recipes: also write the captions as a COCO results file (pycocoevalcap's loadRes "
                          "format); the same as --set extra.coco_results=FILE")
@@ -51,6 +53,8 @@ def add_cli(commands: Any, groups: dict[str, Any]) -> None:
     ep.add_argument("--workers", type=int, help="parallel one-thread training processes (default: the CPU count, at most 4)")
     ep.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for intervals and paired tests")
     ep.add_argument("--report-only", action="store_true", help="score the submissions already written and rewrite the report")
+    ep.add_argument("--force", action="store_true",
+                    help="write over files and folders vlbench did not write (--out, submissions; refused without it)")
     ep.add_argument("--quiet", action="store_true")
     ep.set_defaults(func=cmd_experiment)
 
@@ -140,7 +144,7 @@ def _experiment(args: argparse.Namespace, seeds: list[int] | None) -> Any:
     return run_experiment(args.name, quick=args.quick, out=args.out, submissions=args.submissions, work_dir=args.work_dir,
                          data_dir=args.data_dir, seeds=seeds, workers=args.workers, bootstrap=args.bootstrap,
                          progress=not args.quiet, argv=list(getattr(args, "argv", sys.argv[1:])),
-                         report_only=args.report_only)
+                         report_only=args.report_only, force=args.force)
 
 
 def _torchrun_argv(argv: list[str]) -> list[str]:
@@ -184,7 +188,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         args.sets = [*args.sets, f"extra.coco_results={args.coco_results}"]
     result = run_recipe(args.recipe, args.benchmark, args.out, config_file=args.config, sets=args.sets,
                         device=args.device, data_dir=args.data_dir, checkpoint_dir=args.checkpoint_dir,
-                        argv=argv, progress=not args.quiet)
+                        argv=argv, progress=not args.quiet, force=args.force)
     if result.out is not None:
         info = result.train or {}
         trained = f" after {info['steps']} training steps" if info else ""

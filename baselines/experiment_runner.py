@@ -3,6 +3,7 @@ processes, then the report (`report.write_report`), given the `Experiment` recor
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -17,7 +18,8 @@ from vlbench.errors import UsageError
 from .experiment import WORLD, Job, get_experiment, job_argv, plan_jobs
 
 
-def _run_job(job: Job, exp_name: str, data_dir: Path | None, threads: int, command: str) -> dict[str, Any]:
+def _run_job(job: Job, exp_name: str, data_dir: Path | None, threads: int, command: str,
+             force: bool = False) -> dict[str, Any]:
     """One arm and seed: train once (the first benchmark's run), predict for every benchmark."""
     import torch
 
@@ -27,13 +29,13 @@ def _run_job(job: Job, exp_name: str, data_dir: Path | None, threads: int, comma
     info: dict[str, Any] = {"arm": job.arm.name, "seed": job.seed, "files": {}}
     started = time.perf_counter()
     for benchmark, out in job.outputs:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        out.parent.mkdir(exist_ok=True)
         argv = job_argv(job, benchmark, out, data_dir)
         result = run_recipe(job.arm.recipe, benchmark, out, sets=list(job.sets), device="cpu",
                             data_dir=data_dir, checkpoint_dir=job.checkpoint_dir, argv=argv, progress=False,
                             meta_extra={"experiment": {"name": exp_name, "arm": job.arm.name, "arm_label": job.arm.label,
                                                        "seed": job.seed, "init": job.arm.init, "command": command}},
-                            method=f"{exp_name} arm {job.arm.label} (seed {job.seed})")
+                            method=f"{exp_name} arm {job.arm.label} (seed {job.seed})", force=force)
         info["files"][benchmark] = str(out)
         if result.train and result.train.get("resumed_from_step", 0) == 0:
             info["train"] = result.train
@@ -42,7 +44,7 @@ def _run_job(job: Job, exp_name: str, data_dir: Path | None, threads: int, comma
 
 
 def run_jobs(jobs: Sequence[Job], exp_name: str, data_dir: Path | None, workers: int, command: str,
-             progress: bool) -> list[dict[str, Any]]:
+             progress: bool, force: bool = False) -> list[dict[str, Any]]:
     """Arms without `init` first (in parallel), then the fine-tunes that start from them.
 
     Several one-thread processes use two cores better than one two-thread process at these
@@ -54,7 +56,7 @@ def run_jobs(jobs: Sequence[Job], exp_name: str, data_dir: Path | None, workers:
         if not phase:
             continue
         if workers <= 1:
-            results = (_run_job(j, exp_name, data_dir, 1, command) for j in phase)
+            results = (_run_job(j, exp_name, data_dir, 1, command, force) for j in phase)
             for r in results:
                 done.append(_report(r, len(done) + 1, total, progress))
             continue
@@ -62,7 +64,7 @@ def run_jobs(jobs: Sequence[Job], exp_name: str, data_dir: Path | None, workers:
 
         # spawn: torch and fork do not mix (OpenMP pools, thread state)
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(_run_job, j, exp_name, data_dir, 1, command) for j in phase]
+            futures = [pool.submit(_run_job, j, exp_name, data_dir, 1, command, force) for j in phase]
             for f in futures:
                 done.append(_report(f.result(), len(done) + 1, total, progress))
     return done
@@ -75,6 +77,45 @@ def _report(info: dict[str, Any], i: int, total: int, progress: bool) -> dict[st
         print(f"[{i}/{total}] {info['arm']} seed {info['seed']}: {info['wall_time_s']:.0f} s{rate}", file=sys.stderr,
               flush=True)
     return info
+
+
+def _check_outputs(out_dir: Path, subs: Path, work: Path, work_named: bool, jobs: Sequence[Job], *,
+                   force: bool, report_only: bool) -> None:
+    """Refuse, before any work, what the output rule forbids (`vlbench.output_rule`): a report
+    folder holding anything but an earlier report, a missing parent folder, a submission file
+    vlbench did not write. Makes the work and submissions folders (a named one only inside an
+    existing folder; the default work folder, in the data folder, is vlbench's own), and removes
+    them again, when just made, if a check fails."""
+    from vlbench.output_rule import (
+        WRITTEN_SUBMISSION,
+        check_file_target,
+        check_folder_target,
+        check_folder_to_fill,
+    )
+
+    from .report import REPORT_FOLDER
+
+    made: list[Path] = []
+    try:
+        for folder, option in ((work, "--work-dir"), (subs, "--submissions")):
+            if folder == work and not work_named:
+                missing = [p for p in (folder, *folder.parents) if not p.exists()]
+                folder.mkdir(parents=True, exist_ok=True)
+                made += missing
+            elif not check_folder_to_fill(folder, option).exists():
+                folder.mkdir()
+                made.append(folder)
+        check_folder_target(out_dir, REPORT_FOLDER, force=force)
+        if not report_only:
+            for job in jobs:
+                for _, path in job.outputs:
+                    if path.parent.is_dir():
+                        check_file_target(path, WRITTEN_SUBMISSION, force=force, option="--submissions:")
+    except BaseException:
+        for folder in sorted(made, key=lambda p: -len(p.parts)):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
 
 
 def run_experiment(
@@ -91,9 +132,11 @@ def run_experiment(
     progress: bool = True,
     argv: list[str] | None = None,
     report_only: bool = False,
+    force: bool = False,
 ) -> Path:
     """Train, predict, score and report; returns the results folder. `report_only`: score the
-    submissions already written and rewrite the report, without training."""
+    submissions already written and rewrite the report, without training. Every output follows
+    the output rule, checked before any training (`_check_outputs`); `force` as `--force`."""
     from vlbench.ground_truth import default_data_dir
 
     from .data import mini_unbiased_train, mini_world
@@ -106,15 +149,14 @@ def run_experiment(
     base = data or default_data_dir()
     work = Path(work_dir) if work_dir else base / "runs" / (f"{exp.name}-quick" if quick else exp.name)
     out_dir = Path(out) if out else (work / "results" if quick else Path("baselines") / "results" / exp.name)
-    subs = Path(submissions) if submissions else (out_dir / "submissions" if quick else Path("submissions"))
-    for folder in (out_dir.parent, subs):
-        if folder.exists() and not folder.is_dir():
-            raise UsageError(f"{folder} is not a folder")
+    # a quick run's submissions beside its report, not in it: the report folder holds the report only
+    subs = Path(submissions) if submissions else (work / "submissions" if quick else Path("submissions"))
+    jobs = plan_jobs(exp, work, subs)
+    _check_outputs(out_dir, subs, work, bool(work_dir), jobs, force=force, report_only=report_only)
     # two one-thread workers on two cores (the pre-registered recipe); more where there are more cores
     workers = workers or min(4, max(1, (os.cpu_count() or 1)), len(exp.seeds) * 2)
     command = shlex.join(["vlbench", *(sys.argv[1:] if argv is None else argv)])
     started = time.perf_counter()
-    jobs = plan_jobs(exp, work, subs)
     if report_only:
         missing = [str(p) for j in jobs for _, p in j.outputs if not p.is_file()]
         if missing:
@@ -123,10 +165,10 @@ def run_experiment(
     else:
         # the world and the twin once, before the workers start (they would race to write them)
         mini_unbiased_train(mini_world(base, progress=progress, world=WORLD), progress=progress, name=WORLD)
-        runs = run_jobs(jobs, exp.name, data, workers, command, progress)
+        runs = run_jobs(jobs, exp.name, data, workers, command, progress, force)
     train_s = time.perf_counter() - started
     write_report(exp, jobs, runs, out_dir, data_dir=data, bootstrap=bootstrap, command=command, quick=quick,
-                 timing={"train_and_predict_s": round(train_s, 1), "workers": workers}, started=started)
+                 timing={"train_and_predict_s": round(train_s, 1), "workers": workers}, started=started, force=force)
     if progress:
         print(f"wrote {out_dir} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return out_dir

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from vlbench.atomic_files import atomic_write_json, staged_folder
+from vlbench.atomic_files import atomic_write_json
+from vlbench.output_rule import FolderKind, leading_fields, replace_folder
 
 from . import preregistration
 from .analysis import (
@@ -154,10 +155,26 @@ def plot(exp: Any, report: Mapping[str, Any], path: Path, quick: bool = False) -
     plt.close(fig)
 
 
+REPORT_FILES = frozenset({"README.md", "results.json", "plot.png"})
+
+
+def _is_report_folder(folder: Path) -> bool:
+    """A folder holding an experiment's report and nothing else (as kept in git: no marker)."""
+    names = {p.name for p in folder.iterdir()}
+    if not names <= REPORT_FILES or any(not (folder / n).is_file() or (folder / n).is_symlink() for n in names):
+        return False
+    fields = leading_fields(folder / "results.json") or {} if "results.json" in names else {}
+    return isinstance(fields.get("experiment"), dict) and "quick" in fields
+
+
+REPORT_FOLDER = FolderKind("vlbench baseline experiment", legacy=_is_report_folder, marker=False)
+
+
 def write_report(exp: Any, jobs: Sequence[Any], runs: Sequence[Mapping[str, Any]], out_dir: Path, *,
                  data_dir: Path | None, bootstrap: int, command: str, quick: bool,
-                 timing: Mapping[str, Any], started: float | None = None) -> None:
-    """Score everything and replace `out_dir` with README.md, results.json and plot.png at once.
+                 timing: Mapping[str, Any], started: float | None = None, force: bool = False) -> None:
+    """Score everything and replace `out_dir` with README.md, results.json and plot.png at once
+    (the output rule: only a folder holding an earlier report, unless `force`).
     `started`: `time.perf_counter()` at the experiment's start, for the total wall time."""
     import time
 
@@ -167,14 +184,16 @@ def write_report(exp: Any, jobs: Sequence[Any], runs: Sequence[Mapping[str, Any]
     timing = {**timing}
     if started is not None:
         timing["total_s"] = round(time.perf_counter() - started, 1)
-    out_dir = Path(out_dir)
-    with staged_folder(out_dir) as staging:
-        total = sum(r.get("wall_time_s", 0) for r in runs)
-        timing.setdefault("runs_wall_time_sum_s", round(total, 1))
-        doc = {"experiment": exp.describe(), "quick": quick, "command": command, "bootstrap": {"resamples": bootstrap, "seed": 0},
-               "timing": timing, "packages": package_versions(), "git_commit": git_commit(),
-               "train": [{"arm": r["arm"], "seed": r["seed"], **(r.get("train") or {})} for r in runs], **report}
+    total = sum(r.get("wall_time_s", 0) for r in runs)
+    timing.setdefault("runs_wall_time_sum_s", round(total, 1))
+    doc = {"experiment": exp.describe(), "quick": quick, "command": command, "bootstrap": {"resamples": bootstrap, "seed": 0},
+           "timing": timing, "packages": package_versions(), "git_commit": git_commit(),
+           "train": [{"arm": r["arm"], "seed": r["seed"], **(r.get("train") or {})} for r in runs], **report}
+
+    def build(staging: Path) -> None:
         atomic_write_json(staging / "results.json", doc, indent=1)
         (staging / "README.md").write_text(render_markdown(exp, report, command, timing, quick=quick),
                                            encoding="utf-8")
         plot(exp, report, staging / "plot.png", quick=quick)
+
+    replace_folder(Path(out_dir), REPORT_FOLDER, build, force=force)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
@@ -13,6 +14,14 @@ from typing import Any
 
 from vlbench.atomic_files import atomic_write_json
 from vlbench.errors import InvalidSubmission, UsageError
+from vlbench.output_rule import (
+    WRITTEN_SUBMISSION,
+    FileKind,
+    check_file_target,
+    check_folder_to_fill,
+    never,
+    target_problem,
+)
 from vlbench.registry import registry
 from vlbench.submission import validate_document
 
@@ -60,9 +69,11 @@ def run_recipe(
     stop_after: int | None = None,
     meta_extra: Mapping[str, Any] | None = None,
     method: str | None = None,
+    force: bool = False,
 ) -> RunResult:
     """`meta_extra`: more facts for the submission's `meta.extra` (e.g. the experiment and arm a
-    run belongs to)."""
+    run belongs to). Every output follows the output rule (`check_outputs`), checked before any
+    work; `force` lets it replace files vlbench did not write."""
     started = time.perf_counter()
     recipe = get(name)
     benchmark = registry().benchmark(benchmark_id)
@@ -70,11 +81,7 @@ def run_recipe(
         tasks = ", ".join(recipe.predictors)
         raise UsageError(f"recipe {name} makes {tasks} submissions; {benchmark_id} is a {benchmark.task} benchmark")
     config = resolve_config(recipe, config_file, sets)
-    out_path = Path(out) if out else None
-    if out_path is not None and out_path.is_dir():
-        raise UsageError(f"--out {out_path} is a folder; give a file name such as {out_path / 'submission.json'}")
-    if out_path is not None and not out_path.parent.is_dir():
-        raise UsageError(f"--out {out_path}: folder {out_path.parent} does not exist")
+    out_path = check_outputs(out, config, checkpoint_dir, force=force)
     data = Path(data_dir) if data_dir else None
 
     from .data import load_source, train_pairs
@@ -146,6 +153,41 @@ def run_recipe(
     if out_path is not None:
         atomic_write_json(out_path, doc, indent=None)
     return RunResult(doc, out_path, train_info)
+
+
+# The COCO results list has no room for a mark of who wrote it: an existing one needs --force.
+COCO_RESULTS = never("a COCO results file (vlbench cannot tell one it wrote from another)")
+
+
+def _is_train_log(path: Path) -> bool:
+    """The training log `train.train` appends to: JSON lines with the step of each entry."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            first = json.loads(fh.readline() or "null")
+    except (OSError, ValueError):
+        return False
+    return isinstance(first, dict) and "step" in first and "loss" in first
+
+
+TRAIN_LOG = FileKind("a training log", _is_train_log)
+
+
+def check_outputs(out: str | os.PathLike | None, config: cfg.RecipeConfig,
+                  checkpoint_dir: str | os.PathLike | None, force: bool = False) -> Path | None:
+    """Refuse, before any work, outputs that the output rule forbids (`vlbench.output_rule`): the
+    submission (`--out`), the COCO results file (`--coco-results`, `extra.coco_results`), the
+    checkpoint folder and the training log in it. Returns the submission's path."""
+    out_path = None if not out else check_file_target(out, WRITTEN_SUBMISSION, force=force)
+    coco_results = str(config.extra.get("coco_results", "") or "")
+    if coco_results:
+        check_file_target(coco_results, COCO_RESULTS, force=force, option="--coco-results")
+    if checkpoint_dir:
+        folder = check_folder_to_fill(checkpoint_dir, "--checkpoint-dir")  # made by the training, if missing
+        problem = folder.is_dir() and target_problem(folder / "train_log.jsonl", TRAIN_LOG, force=force,
+                                                     option=f"--checkpoint-dir {folder}: its")
+        if problem:
+            raise UsageError(problem)
+    return out_path
 
 
 def _default_data() -> Path:

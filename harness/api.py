@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from vlbench import _API
 from vlbench.benchmark import Benchmark
+from vlbench.bounded_read import refuse_past_caps
 from vlbench.errors import InvalidSubmission, Issue, IssueList, UsageError, plural, shorten
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED, LoadedJson, load_document
 from vlbench.limits import DEFAULT_MAX_ERRORS, MAX_ERRORS, MAX_FILE_BYTES, MAX_RESAMPLES, MAX_SEED
@@ -33,11 +34,12 @@ if TYPE_CHECKING:
 
     class InputOptions(TypedDict, total=False):
         """The keywords `validate` and `score` share: how the input is read and checked (their
-        defaults and meaning are `_options`'s)."""
+        defaults and meaning are `_input_options`'s)."""
 
         benchmark: str | None
         data_dir: str | os.PathLike | None
         references: str | os.PathLike | None
+        subset: bool
         format: str | None
         strict: bool
         max_bytes: int
@@ -87,20 +89,41 @@ def benchmarks() -> list[Benchmark]:
     return sorted(registry().benchmarks.values(), key=lambda b: (b.task, b.id))
 
 
-def _options(
+def _options(function: str, given: dict[str, Any]) -> ValidationOptions:
+    """The input options of `validate` and `score` (`given`, their keywords other than their
+    own), checked as the command line checks its options of the same names. An unknown keyword is
+    a TypeError naming the public `function` (e.g. `vlbench.score()`), as Python names a function
+    in that error, with the nearest known keyword."""
+    unknown = [k for k in given if k not in _INPUT_KEYWORDS]
+    if unknown:
+        import difflib
+
+        near = difflib.get_close_matches(unknown[0], [*_INPUT_KEYWORDS, *_OWN_KEYWORDS.get(function, ())], n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else f"; its keywords: {', '.join(_keywords(function))}"
+        raise TypeError(f"vlbench.{function}() got an unexpected keyword argument {unknown[0]!r}{hint}")
+    return _input_options(**given)
+
+
+def _keywords(function: str) -> list[str]:
+    return [*_OWN_KEYWORDS.get(function, ()), *_INPUT_KEYWORDS]
+
+
+def _input_options(
     *,
     benchmark: str | None = None,
     data_dir: str | os.PathLike | None = None,
     references: str | os.PathLike | None = None,
+    subset: bool = False,
     format: str | None = None,  # noqa: A002 - the CLI's option name
     strict: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
     max_errors: int = DEFAULT_MAX_ERRORS,
 ) -> ValidationOptions:
-    """The input options of `validate` and `score`, as the command line's options of the same
-    names: the benchmark of a bare predictions document, the data folder, a references file
-    (captioning), another tool's format, `--strict`, the size caps and how many problems to list."""
+    """The input options, as the command line's options of the same names: the benchmark of a
+    bare predictions document, the data folder, a references file (captioning) and `subset` (score
+    the images the results caption, as pycocoevalcap does), another tool's format, `--strict`,
+    the size caps and how many problems to list."""
     input_format = format
     if benchmark is not None and not isinstance(benchmark, str):
         raise UsageError(f"benchmark must be a benchmark id (a string), not {shorten(benchmark, 40)}")
@@ -109,24 +132,39 @@ def _options(
     for name, value in (("data_dir", data_dir), ("references", references)):
         if value is not None and not isinstance(value, (str, os.PathLike)):
             raise UsageError(f"{name} must be a path, not {shorten(value, 40)}")
+    for name, flag in (("subset", subset), ("strict", strict)):
+        if not isinstance(flag, bool):
+            raise UsageError(f"{name} must be True or False, not {shorten(flag, 40)}")
+    max_bytes = check_count("max_bytes", max_bytes, 1, MAX_FILE_BYTES)
+    max_decompressed = check_count("max_decompressed", max_decompressed, 1, MAX_FILE_BYTES)
     override = None
+    if references is None and subset:
+        raise UsageError("subset=True needs references=FILE: a benchmark is scored on all its images (for part "
+                         "of one, give its references file with references=)")
     if references is not None:
         task = registry().references_task()
         if task is None:
             raise UsageError("references needs the captioning task, which is not installed")
-        override = task.references_benchmark(Path(references))
+        override = task.references_benchmark(Path(references), subset=subset)
+        refuse_past_caps(references, max_bytes, max_decompressed, "references")
     from vlbench.submission import ValidationOptions
 
     return ValidationOptions(
         benchmark_id=benchmark,
         data_dir=data_dir,
-        max_bytes=check_count("max_bytes", max_bytes, 1, MAX_FILE_BYTES),
-        max_decompressed=check_count("max_decompressed", max_decompressed, 1, MAX_FILE_BYTES),
+        max_bytes=max_bytes,
+        max_decompressed=max_decompressed,
         max_errors=check_count("max_errors", max_errors, 1, MAX_ERRORS),
         benchmark_override=override,
         input_format=input_format,
-        strict=bool(strict),
+        strict=strict,
     )
+
+
+# The keywords of `_input_options` (what `validate` and `score` share), and each function's own.
+_INPUT_KEYWORDS = ("benchmark", "data_dir", "references", "subset", "format", "strict", "max_bytes",
+                   "max_decompressed", "max_errors")
+_OWN_KEYWORDS = {"score": ("bootstrap", "seed", "out", "force"), "validate": ()}
 
 
 def _input(source: Source, options: ValidationOptions) -> str | os.PathLike | LoadedJson:
@@ -158,14 +196,14 @@ def validate(predictions_or_path: Source, **input_options: Unpack[InputOptions])
     """Check a submission (a path, or an envelope / bare predictions document in memory).
 
     Returns a report (falsy when invalid) listing every problem, as `vlbench validate` does.
-    A bare predictions document needs `benchmark`. `input_options`: see `_options`. Raises
+    A bare predictions document needs `benchmark`. `input_options`: see `_input_options`. Raises
     `UsageError` for what is not the submission's fault (unknown benchmark, missing file or
     ground truth, bad arguments).
     """
     from vlbench.submission import IN_MEMORY
     from vlbench.submission import validate as validate_submission
 
-    options = _options(**input_options)
+    options = _options("validate", input_options)
     benchmark = options.benchmark_id
     try:
         sub = validate_submission(_input(predictions_or_path, options), options)
@@ -191,31 +229,31 @@ def score(
     bootstrap: int = 1000,
     seed: int = 0,
     out: str | os.PathLike | None = None,
+    force: bool = False,
     **input_options: Unpack[InputOptions],
 ) -> ResultRecord:
     """Validate and score a submission; returns the `ResultRecord` that `vlbench score` writes.
 
     `bootstrap` resamples give `ci95` (0: none), seeded by `seed`. With `out`, the record and its
     per-item file are written as `vlbench score --out` writes them (both or neither).
-    `input_options`: as for `validate` (see `_options`). Raises `InvalidSubmission` (every problem
+    `input_options`: as for `validate` (see `_input_options`). Raises `InvalidSubmission` (every problem
     in `.issues`) or `UsageError`.
     """
-    from vlbench.atomic_files import check_output_path
-    from vlbench.scoring import score_file, write_evaluation
+    from vlbench.scoring import check_evaluation_target, score_file, write_evaluation
 
+    options = _options("score", input_options)
     bootstrap = check_count("bootstrap", bootstrap, 0, MAX_RESAMPLES)
     seed = check_count("seed", seed, 0, MAX_SEED)
-    options = _options(**input_options)
     if out is not None:
         if not isinstance(out, (str, os.PathLike)):
             raise UsageError(f"out must be a path, not {shorten(out, 40)}")
-        check_output_path(out, "result record")
+        check_evaluation_target(out, force=bool(force), option="out", force_hint="force=True")
     try:
         evaluation = score_file(_input(predictions_or_path, options), options, bootstrap=bootstrap, seed=seed, out=out)
     except InvalidSubmission as exc:
         raise _annotated(exc) from None
     if out is not None:
-        write_evaluation(evaluation, out)
+        write_evaluation(evaluation, out, force=bool(force))
     return evaluation.result
 
 

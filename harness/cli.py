@@ -14,8 +14,6 @@ from typing import Any
 
 from vlbench import __version__
 from vlbench.commands import EXIT_INVALID, EXIT_OK, EXIT_USAGE
-from vlbench.commands import intake as hub_intake
-from vlbench.commands import submit as hub_submit
 from vlbench.commands.output import print_issues, simple_table
 from vlbench.errors import InvalidSubmission, VlbenchError, clip
 from vlbench.jsonio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DECOMPRESSED
@@ -38,6 +36,14 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse exits 2 too; keep its usage text
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """Arguments a (sub)command does not know are refused by that command, with its own usage
+        (`vlbench score x --boot 10` shows score's, not the top level's)."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
 
 
 def count(low: int, high: int) -> Any:
@@ -109,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--out", help="write the result record here (atomically); one submission")
             p.add_argument("--out-dir", help="several submissions: write each result record into this folder, "
                            "as <benchmark>-<file name>")
+            p.add_argument("--force", action="store_true",
+                           help="replace an --out file (or one in --out-dir) that is not a result record "
+                           "vlbench wrote (without it, such a file is refused)")
             p.add_argument("--verbose", action="store_true",
                            help="several submissions: print each one's full table, not only the summary")
             p.add_argument("--bootstrap", type=BOOTSTRAP, default=1000,
@@ -121,7 +130,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", type=COMPARE_BOOTSTRAP, default=1000, help="paired resamples (1 to 100,000)")
     p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--json", action="store_true")
-    hub_submit.add_parser(sub)
+
+    p = sub.add_parser(
+        "submit", help="validate a submission, then open a pull request adding it to the board's hub repo",
+        description="Validates FILE as `vlbench validate` does (exit 1 with every problem when invalid), then opens a "
+                    "pull request on the Hugging Face hub repo that adds it as submissions/<benchmark>/<name> and "
+                    "prints its URL. Token: $HF_TOKEN or the one `hf auth login` saved.")
+    p.add_argument("submission", help="submission file (.json or .json.gz) in vlbench's envelope")
+    p.add_argument("--repo-id", help="the board's hub repo, e.g. org/vlbench-leaderboard")
+    p.add_argument("--repo-type", choices=["dataset", "space", "model"], default="dataset")
+    p.add_argument("--name", help="file name in the repo (default: FILE's own name)")
+    p.add_argument("--data-dir", help="prepared data folder (for the local validation)")
+    _add_limits(p)
 
     lb = sub.add_parser("leaderboard", help="build the leaderboard tables from the submissions folder")
     lsub = lb.add_subparsers(dest="leaderboard_command", metavar="LEADERBOARD_COMMAND", parser_class=_Parser)
@@ -146,7 +166,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folder", default="leaderboard", help="the built folder to upload")
     p.add_argument("--title", default="vlbench leaderboard", help="the repo's title (README front matter)")
     p.add_argument("--dry-run", action="store_true", help="list what would be uploaded; upload nothing")
-    hub_intake.add_parser(lsub)
+
+    p = lsub.add_parser(
+        "intake", help="check the hub repo's open pull requests: one comment per commit; merge the valid ones",
+        description="Reads every open pull request of the board's hub repo, checks and scores each file it adds "
+                    "(relative to where it started) and posts one comment per head commit: the score, its interval "
+                    "and the rank it would take, or every problem. With --merge, merges the pull requests whose "
+                    "every file is a valid new entry or the author's own entry, and closes those that change files "
+                    "outside submissions/. Exit 0 whatever the pull requests hold; 2 without a token or repo, or "
+                    "when some could not be handled (listed; the next run retries them).")
+    p.add_argument("--repo-id", help="the board's hub repo, e.g. org/vlbench-leaderboard")
+    p.add_argument("--repo-type", choices=["dataset", "space", "model"], default="dataset")
+    p.add_argument("--merge", action="store_true", help="merge the mergeable pull requests; close the never-mergeable")
+    p.add_argument("--dry-run", action="store_true", help="print what would be done; write nothing to the hub")
+    p.add_argument("--publish", action="store_true",
+                   help="then build the board from main's submissions/ into --out and push it to the repo")
+    p.add_argument("--out", default="leaderboard",
+                   help="the built leaderboard folder: its score cache spares rescoring main's entries; --publish "
+                        "builds into it")
+    p.add_argument("--title", default="vlbench leaderboard", help="--publish: the repo's title (README front matter)")
+    p.add_argument("--data-dir", help="prepared data folder")
+    p.add_argument("--bootstrap", type=BOOTSTRAP, default=1000)
+    p.add_argument("--seed", type=SEED, default=0)
+    _add_limits(p)
 
     # Importers and data builders belong to task packages, which add their commands to these
     # groups through registry.cli_plugins (e.g. `import grounding`, `data mini`).
@@ -176,6 +218,7 @@ COMMANDS = {
     "validate": "submissions:cmd_validate",
     "score": "submissions:cmd_score",
     "compare": "compare:cmd_compare",
+    "submit": "submit:cmd_submit",
     "leaderboard": "leaderboard:cmd_leaderboard",
     "import": "data:cmd_import",
     "data": "data:cmd_data",

@@ -51,6 +51,7 @@ from vlbench.errors import InvalidSubmission, UsageError, VlbenchError
 from vlbench.ground_truth import locate_ground_truth, resolve_file
 from vlbench.hashing import sha256_bytes
 from vlbench.jsonio import read_trusted_json
+from vlbench.output_rule import EVALAI_BUNDLE, check_file_target
 from vlbench.registry import registry
 from vlbench.scoring import score_file
 
@@ -69,8 +70,12 @@ class EvaluationFailed(Exception):
 
 
 def pack(benchmark_id: str, out: str | os.PathLike, *, split: str | None = None,
-         data_dir: str | os.PathLike | None = None, bootstrap: int = 1000, seed: int = 0) -> Path:
-    """Write the annotation file of one EvalAI phase: the benchmark's verified ground truth."""
+         data_dir: str | os.PathLike | None = None, bootstrap: int = 1000, seed: int = 0,
+         force: bool = False) -> Path:
+    """Write the annotation file of one EvalAI phase: the benchmark's verified ground truth. An
+    existing `out` is replaced only if it is an annotation file vlbench wrote, unless `force`
+    (`output_rule`)."""
+    check_file_target(out, EVALAI_BUNDLE, force=force, option="--out")
     benchmark = registry().benchmark(benchmark_id)
     gt = locate_ground_truth(benchmark, data_dir)  # present and matching its pinned sha256
     files: dict[str, Any] = {}
@@ -178,7 +183,7 @@ def error_bars(benchmark: Benchmark, scores: dict[str, float],
                ci95: dict[str, list[float]]) -> dict[str, float | None] | None:
     """EvalAI's `error` entry of one split: `error_<label>` for every leaderboard label (its page
     looks each one up, so a missing key breaks it), the 95% CI half-width, or None for a label
-    with no interval (no value, e.g. METEOR without Java). None as a whole, so that EvalAI ranks
+    with no interval (no value, e.g. SPICE without its CoreNLP jars, or METEOR without the captions extra). None as a whole, so that EvalAI ranks
     with no error bars at all, when the main score has no interval (bootstrap 0): EvalAI's sort
     negates `error_<default_order_by>`, which must then be a number."""
     half = {k: (hi - lo) / 2 for k, (lo, hi) in ci95.items() if k in scores}
@@ -224,19 +229,22 @@ def update_submission_result(output: dict[str, Any], show_to_participant: bool =
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vlbench.evalai",
+    parser = argparse.ArgumentParser(prog="python -m vlbench.evalai", allow_abbrev=False,
                                      description="vlbench scoring as an EvalAI evaluation script")
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("pack", help="write a phase's annotation file from the prepared ground truth")
+    p = sub.add_parser("pack", help="write a phase's annotation file from the prepared ground truth",
+                       allow_abbrev=False)
     p.add_argument("benchmark")
     p.add_argument("--out", required=True)
     p.add_argument("--split", help="the EvalAI dataset split codename to report under (default: the benchmark id)")
     p.add_argument("--data-dir", help="prepared data folder")
     p.add_argument("--bootstrap", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--force", action="store_true",
+                   help="replace an --out file that is not an annotation file vlbench wrote (refused without it)")
     p = sub.add_parser("schema", help="print the leaderboard schema (labels, default_order_by) for a benchmark")
     p.add_argument("benchmark")
-    p = sub.add_parser("evaluate", help="run evaluate() as EvalAI would and print its output")
+    p = sub.add_parser("evaluate", help="run evaluate() as EvalAI would and print its output", allow_abbrev=False)
     p.add_argument("annotation")
     p.add_argument("submission")
     p.add_argument("--phase", default="test")
@@ -246,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "pack":
             path = pack(args.benchmark, args.out, split=args.split, data_dir=args.data_dir,
-                        bootstrap=args.bootstrap, seed=args.seed)
+                        bootstrap=args.bootstrap, seed=args.seed, force=args.force)
             print(f"wrote {path} ({path.stat().st_size:,} bytes): upload it as the phase's annotation file")
             return 0
         if args.command == "schema":

@@ -1,8 +1,9 @@
 """Reading JSON: untrusted submissions, and trusted ground truth (writing is `atomic_files.py`).
 
 Submissions are hostile until validated. Reading enforces, before anything is scored:
-- a size cap on plain files and a separate cap on the decompressed size of `.json.gz`, read in
-  chunks so a compression bomb is refused after at most `max_decompressed` bytes, never inflated;
+- a size cap on plain files and a separate cap on the decompressed size of `.json.gz`, counted
+  while reading in bounded memory (`bounded_read.py`), so an oversized file or a compression bomb
+  is refused without being held;
 - strict UTF-8;
 - no duplicate object keys (the stdlib keeps the last one silently);
 - no `NaN`, `Infinity` or `-Infinity` literals (the stdlib accepts them; JSON does not).
@@ -20,18 +21,19 @@ import json
 import math
 import os
 import re
-import stat
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vlbench.errors import InvalidSubmission, IssueList, UsageError, pointer, shorten
+from vlbench import bounded_read
+
+# open_regular and read_regular_capped: re-exported, task packages read untrusted files through them
+from vlbench.bounded_read import GZIP_MAGIC, open_regular, read_regular_capped  # noqa: F401
+from vlbench.errors import InvalidSubmission, IssueList, pointer, shorten
 from vlbench.hashing import sha256_bytes
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_DECOMPRESSED = 1024 * 1024 * 1024
-GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True)
@@ -202,133 +204,15 @@ def loads_strict(text: str | bytes, issues: IssueList | None = None) -> Any:
     return None
 
 
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISFIFO, "a named pipe (FIFO)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def open_regular(path: str | os.PathLike[str], what: str = "submission") -> tuple[int, int]:
-    """Open a regular file for reading: (descriptor, size reported by the file system).
-
-    Anything else is refused before reading: a FIFO with no writer would block forever, a device
-    such as /dev/zero never ends. The check is made on the opened descriptor (no race with a
-    rename), which is opened non-blocking so that opening a FIFO cannot hang either.
-    """
-    path = Path(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except IsADirectoryError:
-        raise UsageError(f"{path} is a folder, not a {what} file") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except ValueError:  # a NUL character: no file system has such a name
-        raise UsageError(f"{shorten(str(path))} is not a usable file name (it holds a NUL character)") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"{path} is {_kind(info.st_mode)}, not a {what} file; save it to a file first")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, info.st_size
-
-
-def read_regular_capped(
-    path: str | os.PathLike[str], limit: int, what: str = "submission"
-) -> tuple[bytes | None, int]:
-    """Read a regular file, at most `limit` bytes: (bytes, or None when larger; bytes seen).
-
-    The cap holds while reading, not only against the reported size: files in /proc and some
-    network file systems report 0 and then deliver more.
-    """
-    fd, size = open_regular(path, what)
-    with os.fdopen(fd, "rb", buffering=0) as fh:
-        if size > limit:
-            return None, size
-        chunks: list[bytes] = []
-        total = 0
-        # Ask for one byte more than reported, so a file that grew (or reports 0) is noticed.
-        want = size + 1 if size else 1 << 20
-        try:
-            while total <= limit:
-                chunk = fh.read(min(want, limit + 1 - total))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                total += len(chunk)
-                want = 1 << 20
-        except OSError as exc:
-            raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-        if total > limit:
-            return None, total
-    return b"".join(chunks), total
-
-
 def read_bytes_capped(
     path: str | os.PathLike[str],
     issues: IssueList,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> tuple[bytes | None, str, int]:
-    """Read a `.json` or gzip file within the caps. Returns (json bytes or None, sha256, size)."""
-    raw, size = read_regular_capped(path, max_bytes)
-    if raw is None:
-        issues.add(
-            "file_too_large",
-            "",
-            f"the file is {size:,} bytes; the limit is {max_bytes:,}"
-            if size > max_bytes + 1
-            else f"the file holds more than {max_bytes:,} bytes, the limit",
-            "submit top-K lists (K >= 10) rather than full rankings, or raise --max-bytes",
-        )
-        return None, "", size
-    digest = sha256_bytes(raw)
-    if not raw.startswith(GZIP_MAGIC):
-        return raw, digest, size
-    # Inflate in bounded steps: a 1 MB bomb can expand to many GB.
-    inflater = zlib.decompressobj(wbits=31)
-    chunks: list[bytes] = []
-    total = 0
-    data = raw
-    try:
-        while data:
-            chunk = inflater.decompress(data, max_decompressed + 1 - total)
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > max_decompressed:
-                issues.add(
-                    "decompressed_too_large",
-                    "",
-                    f"the gzip file inflates to more than {max_decompressed:,} bytes",
-                    "a submission this large is not plausible; raise --max-decompressed if it is real",
-                )
-                return None, digest, size
-            data = inflater.unconsumed_tail
-            if inflater.eof:
-                if inflater.unused_data.startswith(GZIP_MAGIC):
-                    # Concatenated gzip members are legal; continue with the next member.
-                    data = inflater.unused_data
-                    inflater = zlib.decompressobj(wbits=31)
-                elif inflater.unused_data.strip(b"\x00"):
-                    raise zlib.error("trailing garbage after the gzip stream")
-                else:
-                    break
-        if not inflater.eof:
-            raise zlib.error("the gzip stream is truncated")
-    except zlib.error as exc:
-        issues.add("bad_gzip", "", f"the gzip data is corrupt: {exc}", "re-create the .json.gz file")
-        return None, digest, size
-    return b"".join(chunks), digest, size
+    """Read a `.json` or gzip file within the caps, in bounded memory (`bounded_read`).
+    Returns (json bytes or None, sha256, size)."""
+    return bounded_read.read_bytes_capped(path, issues, max_bytes, max_decompressed)
 
 
 def load_submission_file(
@@ -403,6 +287,41 @@ def _first_unserializable(doc: Any) -> tuple[tuple[str | int, ...], str]:
     return found or ((), "the document cannot be written as JSON")
 
 
+_SCALARS = frozenset((int, float, bool, type(None)))
+
+
+def _longer_than(doc: Any, limit: int) -> bool:
+    """Whether `doc` written as JSON is certainly longer than `limit` bytes, from a lower bound of
+    its length counted without writing it (each value of a list or an object takes at least one
+    character and a separator, a string its characters, an array its elements), so that an
+    oversized document is refused before its text (a numpy array's, many times its own size) is
+    made. A walk in C where it can: lists and objects of numbers are counted, not visited."""
+    total = 0
+    stack = [doc]
+    seen: set[int] = set()  # a container met twice is counted once (a cycle is json.dumps' to report)
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is list or kind is tuple or kind is dict:
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            values = value.values() if kind is dict else value
+            total += (6 if kind is dict else 3) * len(value) or 2
+            if not _SCALARS.issuperset(map(type, values)):
+                stack.extend(v for v in values if type(v) not in _SCALARS)
+        elif kind is str:
+            total += len(value)
+        elif type(value).__module__.split(".")[0] in ("numpy", "torch"):
+            size = value.numel() if callable(getattr(value, "numel", None)) else getattr(value, "size", 1)
+            dtype = getattr(value, "dtype", None)
+            floats = getattr(dtype, "kind", "") == "f" or getattr(dtype, "is_floating_point", False)
+            total += (5 if floats else 3) * size if isinstance(size, int) else 1  # "0.0, "
+        if total > limit:
+            return True
+    return False
+
+
 def load_document(doc: Any, issues: IssueList, max_bytes: int = DEFAULT_MAX_BYTES) -> LoadedJson | None:
     """An in-memory document, read exactly as a file holding it would be.
 
@@ -412,6 +331,14 @@ def load_document(doc: Any, issues: IssueList, max_bytes: int = DEFAULT_MAX_BYTE
     is that of the serialisation: scoring the object and scoring a file written by `json.dump`
     give the same record. No temporary file is made.
     """
+    if _longer_than(doc, max_bytes):
+        issues.add(
+            "file_too_large",
+            "",
+            f"the document is more than {max_bytes:,} bytes as JSON, the limit",
+            "submit top-K lists (K >= 10) rather than full rankings, or raise max_bytes",
+        )
+        return None
     try:
         text = json.dumps(doc, allow_nan=False, default=_plain)
     except (TypeError, ValueError, RecursionError):

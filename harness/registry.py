@@ -55,8 +55,12 @@ class Registry:
         try:
             return self.benchmarks[benchmark_id]
         except KeyError:
+            import difflib
+
             known = ", ".join(sorted(self.benchmarks))
-            raise UsageError(f"unknown benchmark {benchmark_id!r}; known: {known}") from None
+            near = difflib.get_close_matches(str(benchmark_id), list(self.benchmarks), n=1, cutoff=0.6)
+            guess = f"did you mean {near[0]!r}? " if near else ""
+            raise UsageError(f"unknown benchmark {benchmark_id!r}; {guess}known: {known}") from None
 
     def task_of(self, benchmark: Benchmark) -> TaskType:
         return self.tasks[benchmark.task]

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vlbench.atomic_files import atomic_write_json
+from vlbench.bounded_read import read_regular_capped
 from vlbench.errors import UsageError, shorten
-from vlbench.jsonio import DEFAULT_MAX_BYTES, read_regular_capped
+from vlbench.jsonio import DEFAULT_MAX_BYTES
 
 if TYPE_CHECKING:
     from vlbench.item_table import ItemTable
@@ -80,8 +81,13 @@ class ResultRecord:
             raise ValueError(f"not a vlbench result record: wrong type of {', '.join(wrong)}")
         return cls(**{k: v for k, v in d.items() if k in known})
 
-    def save(self, path: str | os.PathLike) -> None:
-        atomic_write_json(path, self.to_dict())
+    def save(self, path: str | os.PathLike, force: bool = False) -> None:
+        """Write the record as `path` (atomically). The output rule holds: an existing file there
+        is replaced only if it is a result record vlbench wrote, unless `force`; its folder must exist."""
+        from vlbench.output_rule import RESULT_RECORD, check_file_target
+
+        atomic_write_json(check_file_target(path, RESULT_RECORD, force=force, option="path", force_hint="force=True"),
+                          self.to_dict())
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> ResultRecord:
@@ -102,8 +108,12 @@ def items_document(items: dict[str, ItemTable]) -> dict[str, Any]:
     return {name: t.to_dict() for name, t in items.items()}
 
 
-def save_items(path: str | os.PathLike, items: dict[str, ItemTable]) -> None:
-    atomic_write_json(path, items_document(items), indent=None)
+def save_items(path: str | os.PathLike, items: dict[str, ItemTable], force: bool = False) -> None:
+    """Write per-item tables as `path`, under the output rule (as `ResultRecord.save`)."""
+    from vlbench.output_rule import PER_ITEM, check_file_target
+
+    atomic_write_json(check_file_target(path, PER_ITEM, force=force, option="path", force_hint="force=True"),
+                      items_document(items), indent=None)
 
 
 def load_items(path: str | os.PathLike) -> dict[str, ItemTable]:

@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from vlbench import __version__
-from vlbench.atomic_files import atomic_write_many, check_output_path, dumps_json
+from vlbench.atomic_files import atomic_write_many, dumps_json
 from vlbench.errors import UsageError
 from vlbench.item_table import ItemTable
 from vlbench.jsonio import LoadedJson, gc_paused
+from vlbench.output_rule import PER_ITEM, RESULT_RECORD, check_file_target, target_problem
 from vlbench.results import ResultRecord, items_document, per_item_path
 from vlbench.stats import bootstrap_ci, resampled_units
 from vlbench.submission import ValidatedSubmission, ValidationOptions, options_of, validate
@@ -108,11 +109,25 @@ def score_file(
         return score_validated(sub, bootstrap=bootstrap, seed=seed, started=started, out=out)
 
 
-def write_evaluation(evaluation: Evaluation, out: str | os.PathLike) -> Path:
+def check_evaluation_target(out: str | os.PathLike, *, force: bool = False, option: str = "--out",
+                            force_hint: str = "--force") -> Path:
+    """Refuse, before any work, a result record path that the output rule forbids: the record or
+    its per-item file there is not one vlbench wrote (unless `force`), or its folder is missing."""
+    out = check_file_target(out, RESULT_RECORD, force=force, option=option, force_hint=force_hint)
+    items = per_item_path(out)
+    problem = target_problem(items, PER_ITEM, force=force, option=f"{option} {out} writes its per-item file beside it:",
+                             force_hint=force_hint)
+    if problem is not None:
+        raise UsageError(problem)
+    return out
+
+
+def write_evaluation(evaluation: Evaluation, out: str | os.PathLike, force: bool = False) -> Path:
     """Write the result record to `out` as it was built, and the per-item file it names next to
-    it: both, or neither on failure (a refused or failed run leaves nothing behind). Write errors
-    are UsageErrors. The record names its per-item file when it was scored for this `out`."""
-    out = check_output_path(out, "result record")
+    it: both, or neither on failure (a refused or failed run leaves nothing behind). The output
+    rule holds (`check_evaluation_target`). Write errors are UsageErrors. The record names its
+    per-item file when it was scored for this `out`."""
+    out = check_evaluation_target(out, force=force)
     record = evaluation.result
     files: list[tuple[Path, bytes]] = []
     if record.per_item is not None:

@@ -63,9 +63,7 @@ def consensus_k(ctx: RunContext) -> int:
 def predict(ctx: RunContext) -> list[dict[str, Any]]:
     c = ctx.config
     k = consensus_k(ctx)
-    coco_results = str(ctx.config.extra.get("coco_results", "") or "")
-    if coco_results and not Path(coco_results).parent.is_dir():
-        raise UsageError(f"--coco-results {coco_results}: folder {Path(coco_results).parent} does not exist")
+    coco_results = str(ctx.config.extra.get("coco_results", "") or "")  # checked by run.check_outputs
     refs, _ = load_ground_truth(ctx.benchmark, ctx.data_dir)
     known = {img.id for img in ctx.source.karpathy}
     unknown = [i for i in refs.ids if str(i) not in known]

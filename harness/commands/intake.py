@@ -1,6 +1,6 @@
 """`vlbench leaderboard intake --repo-id ORG/NAME [--merge] [--dry-run] [--publish]`: the maintainers'
-pass over the board's open pull requests (`vlbench.hub.intake`). The parser is added by
-`vlbench.cli`; heavy imports wait for the run."""
+pass over the board's open pull requests (`vlbench.hub.intake`). The parser is
+`vlbench.cli`'s; heavy imports wait for the run."""
 
 from __future__ import annotations
 
@@ -9,34 +9,6 @@ import sys
 from pathlib import Path
 
 from vlbench.commands import EXIT_OK, EXIT_USAGE
-
-
-def add_parser(lsub: argparse._SubParsersAction) -> None:
-    from vlbench.cli import BOOTSTRAP, SEED, _add_limits
-
-    p = lsub.add_parser(
-        "intake", help="check the hub repo's open pull requests: one comment per commit; merge the valid ones",
-        description="Reads every open pull request of the board's hub repo, checks and scores each file it adds "
-                    "(relative to where it started) and posts one comment per head commit: the score, its interval "
-                    "and the rank it would take, or every problem. With --merge, merges the pull requests whose "
-                    "every file is a valid new entry or the author's own entry, and closes those that change files "
-                    "outside submissions/. Exit 0 whatever the pull requests hold; 2 without a token or repo, or "
-                    "when some could not be handled (listed; the next run retries them).")
-    p.add_argument("--repo-id", help="the board's hub repo, e.g. org/vlbench-leaderboard")
-    p.add_argument("--repo-type", choices=["dataset", "space", "model"], default="dataset")
-    p.add_argument("--merge", action="store_true", help="merge the mergeable pull requests; close the never-mergeable")
-    p.add_argument("--dry-run", action="store_true", help="print what would be done; write nothing to the hub")
-    p.add_argument("--publish", action="store_true",
-                   help="then build the board from main's submissions/ into --out and push it to the repo")
-    p.add_argument("--out", default="leaderboard",
-                   help="the built leaderboard folder: its score cache spares rescoring main's entries; --publish "
-                        "builds into it")
-    p.add_argument("--title", default="vlbench leaderboard", help="--publish: the repo's title (README front matter)")
-    p.add_argument("--data-dir", help="prepared data folder")
-    p.add_argument("--bootstrap", type=BOOTSTRAP, default=1000)
-    p.add_argument("--seed", type=SEED, default=0)
-    _add_limits(p)
-    p.set_defaults(func=cmd_intake)
 
 
 def cmd_intake(args: argparse.Namespace) -> int:

@@ -10,6 +10,10 @@ from vlbench.errors import UsageError
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
+    if args.leaderboard_command == "intake":
+        from vlbench.commands.intake import cmd_intake
+
+        return cmd_intake(args)
     from vlbench import leaderboard
 
     if args.leaderboard_command == "push":

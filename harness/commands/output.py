@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from vlbench.backports import strict_zip
@@ -74,9 +75,24 @@ def simple_table(rows: list[list[str]], headers: list[str]) -> str:
     return "\n".join([line(headers), "  ".join("-" * w for w in widths), *map(line, rows)])
 
 
-def print_result(evaluation: Any) -> None:
+def result_header(evaluation: Any, source: str | None = None) -> str:
+    """What was scored against what, in plain words: the benchmark and the method; for a file
+    scored against a references file of its own (`--references`), the two files."""
+    from vlbench.registry import registry
+
+    result, sub = evaluation.result, evaluation.submission
+    b = sub.benchmark
+    name = Path(source).name if source else "the submission"
+    if registry().benchmarks.get(b.id) is not b and b.files:  # an ad-hoc benchmark made from a file
+        method = "" if sub.bare else f" - {result.meta.get('method', '')}"
+        return f"{name} scored against the references in {Path(b.files[0].path).name} ({b.task}){method}"
+    method = f"{name} (a bare predictions file: no method named)" if sub.bare else result.meta.get("method", "")
+    return f"{b.id} v{b.version} ({b.task}) - {method}"
+
+
+def print_result(evaluation: Any, source: str | None = None) -> None:
     result, b = evaluation.result, evaluation.submission.benchmark
-    print(f"{b.id} v{b.version} ({b.task}) - {result.meta.get('method', '')}")
+    print(result_header(evaluation, source))
     print(score_table(result, b))
     print(f"\n* main score. {describe_counts(result.n)}. submission sha256 {result.submission_sha256[:12]}, "
           f"ground truth sha256 {result.ground_truth_sha256[:12]}, {result.elapsed_s:.2f} s")

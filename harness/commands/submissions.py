@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vlbench.benchmark import Benchmark
+from vlbench.bounded_read import refuse_past_caps
 from vlbench.commands import EXIT_INVALID, EXIT_OK
 from vlbench.commands.output import (
     metric_for,
@@ -33,7 +34,9 @@ def _override(args: argparse.Namespace) -> Benchmark | None:
     task = registry().references_task()
     if task is None:
         raise UsageError("--references needs the captioning task, which is not installed")
-    return task.references_benchmark(Path(args.references), subset=getattr(args, "subset", False))
+    benchmark = task.references_benchmark(Path(args.references), subset=getattr(args, "subset", False))
+    refuse_past_caps(args.references, args.max_bytes, args.max_decompressed, "references")
+    return benchmark
 
 
 def _submission_options(args: argparse.Namespace) -> ValidationOptions:
@@ -65,18 +68,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _check_out(out: str | None, submission: str) -> None:
-    """Refuse a bad --out before any work (a refused run must write nothing)."""
+def _check_out(out: str | None, submission: str, force: bool = False) -> None:
+    """Refuse a bad --out before any work (a refused run must write nothing): the output rule
+    (`output_rule`: only a result record and per-item file vlbench wrote are replaced, unless
+    --force; no missing folder is made), and never the submission itself."""
     if not out:
         return
-    from vlbench.atomic_files import check_output_path
-    from vlbench.results import per_item_path
+    from vlbench.scoring import check_evaluation_target
 
-    path = check_output_path(out, "result record")
+    path = Path(out)
     given = Path(submission)
-    for target in (path, per_item_path(path)):
-        if target.exists() and given.exists() and target.resolve() == given.resolve():
-            raise UsageError(f"--out {out} would overwrite the submission {submission}; name another file")
+    if given.exists() and given.is_file():
+        from vlbench.results import per_item_path
+
+        for target in (path, per_item_path(path)):
+            if target.exists() and target.resolve() == given.resolve():
+                raise UsageError(f"--out {out} would overwrite the submission {submission}; name another file")
+    check_evaluation_target(path, force=force)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -87,16 +95,16 @@ def cmd_score(args: argparse.Namespace) -> int:
     from vlbench.scoring import score_file, write_evaluation
 
     submission = args.submission[0]
-    _check_out(args.out, submission)
+    _check_out(args.out, submission, args.force)
     evaluation = score_file(submission, _submission_options(args), bootstrap=args.bootstrap, seed=args.seed,
                             out=args.out)
     result = evaluation.result
     if args.out:
-        write_evaluation(evaluation, args.out)
+        write_evaluation(evaluation, args.out, force=args.force)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return EXIT_OK
-    print_result(evaluation)
+    print_result(evaluation, submission)
     print_notes([result])
     if args.out:
         print(f"result written to {args.out}")
@@ -106,15 +114,14 @@ def cmd_score(args: argparse.Namespace) -> int:
 def _score_many(args: argparse.Namespace) -> int:
     """Several submissions: one summary table (each file's table with --verbose); the result
     records go to --out-dir, all written after every file was scored."""
+    from vlbench.output_rule import check_folder_to_fill, make_folder
     from vlbench.scoring import score_file, write_evaluation
 
     if args.out:
         raise UsageError("--out names one result file; with several submissions, give a folder with --out-dir")
     targets: list[Path] = []
     if args.out_dir:
-        folder = Path(args.out_dir)
-        if folder.exists() and not folder.is_dir():
-            raise UsageError(f"--out-dir {args.out_dir} is a file; name a folder")
+        folder = check_folder_to_fill(args.out_dir, "--out-dir")
         for name in args.submission:
             given = Path(name)
             stem = given.name.removesuffix(".gz").removesuffix(".json")
@@ -122,7 +129,8 @@ def _score_many(args: argparse.Namespace) -> int:
             if target in targets:
                 raise UsageError(f"two submissions would write {target}; score them in separate runs")
             targets.append(target)
-            _check_out(str(target), name)
+            if folder.is_dir():
+                _check_out(str(target), name, args.force)
     done, invalid, scored_targets = [], 0, []
     for i, name in enumerate(args.submission):
         try:
@@ -136,9 +144,11 @@ def _score_many(args: argparse.Namespace) -> int:
         scored_targets += targets[i:i + 1]
         if args.verbose and not args.json:
             print(f"\n== {name}")
-            print_result(evaluation)
+            print_result(evaluation, name)
+    if done and args.out_dir:
+        make_folder(folder)
     for (_, evaluation), target in zip(done, scored_targets):
-        write_evaluation(evaluation, target)
+        write_evaluation(evaluation, target, force=args.force)
     if args.json:
         print(json.dumps([e.result.to_dict() for _, e in done], indent=2))
         return EXIT_INVALID if invalid else EXIT_OK

@@ -1,28 +1,11 @@
 """`vlbench submit FILE --repo-id ORG/NAME`: a participant's pull request to the board's hub repo
-(`vlbench.hub.submit`). The parser is added by `vlbench.cli`; heavy imports wait for the run."""
+(`vlbench.hub.submit`). The parser is `vlbench.cli`'s; heavy imports wait for the run."""
 
 from __future__ import annotations
 
 import argparse
 
 from vlbench.commands import EXIT_OK
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    from vlbench.cli import _add_limits
-
-    p = sub.add_parser(
-        "submit", help="validate a submission, then open a pull request adding it to the board's hub repo",
-        description="Validates FILE as `vlbench validate` does (exit 1 with every problem when invalid), then opens a "
-                    "pull request on the Hugging Face hub repo that adds it as submissions/<benchmark>/<name> and "
-                    "prints its URL. Token: $HF_TOKEN or the one `hf auth login` saved.")
-    p.add_argument("submission", help="submission file (.json or .json.gz) in vlbench's envelope")
-    p.add_argument("--repo-id", help="the board's hub repo, e.g. org/vlbench-leaderboard")
-    p.add_argument("--repo-type", choices=["dataset", "space", "model"], default="dataset")
-    p.add_argument("--name", help="file name in the repo (default: FILE's own name)")
-    p.add_argument("--data-dir", help="prepared data folder (for the local validation)")
-    _add_limits(p)
-    p.set_defaults(func=cmd_submit)
 
 
 def cmd_submit(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ for the maintainer to remove (`git rm`), since they are not files vlbench wrote.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -38,7 +39,7 @@ def retire(submissions: Path, benchmark_id: str, data_dir: str | None = None, re
         dest = target / (path.name.removesuffix(".gz") if path.name.endswith(".json.gz") else path.name)
         if entry.result is None:
             problems.append(f"{path} is not a valid submission ({entry.error_count} problems)")
-        elif dest.exists():
+        elif os.path.lexists(dest):  # never replaced, not even a record retire wrote: its version is gone
             problems.append(f"{dest} exists already")
         else:
             out.append((dest, entry.to_json()))

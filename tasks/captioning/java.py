@@ -56,7 +56,8 @@ def _jar(env: str, relative: str, what: str) -> Path:
         return p
     root = pycocoevalcap_dir()
     if root is None:
-        raise JavaUnavailable(f"{what} not found: pycocoevalcap is not installed (pip install pycocoevalcap==1.2), or set {env}")
+        raise JavaUnavailable(f"{what} not found: it comes with the captions extra, which is not installed "
+                              f"(pip install 'vlbench[captions]'), or set {env}")
     p = root / relative
     if not p.is_file():
         raise JavaUnavailable(f"{what} not found at {p}; set {env}")

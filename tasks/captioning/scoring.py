@@ -76,7 +76,8 @@ def score_captions(captions: list[str], refs: References, warnings: list[str] | 
             raise UsageError(
                 f"VLBENCH_PTB=jar sends {len(exc.captions)} caption(s) of rare shapes to the CoreNLP PTB "
                 f"tokenizer jar, which cannot run ({exc}); e.g. {exc.captions[0][:80]!r}. Unset "
-                "VLBENCH_PTB to tokenize them in Python, or install Java and pycocoevalcap==1.2"
+                "VLBENCH_PTB to tokenize them in Python, or install Java and the captions extra "
+                "(pip install 'vlbench[captions]')"
             ) from None
         cands = tok[:n]
         tok_refs: list[list[str]] = []

@@ -183,7 +183,11 @@ class CaptioningTask(TaskType):
                 "missing_images",
                 "/predictions",
                 f"{len(missing)} of {n} images have no caption: {listed}{more}",
-                "give one caption for every image of the benchmark (an empty string is allowed and scores 0)",
+                "give one caption for every image (an empty string is allowed and scores 0), or add --subset "
+                "(subset=True in Python) to score only the images the results caption, as pycocoevalcap does"
+                if benchmark.id.startswith("references-") else
+                "give one caption for every image of the benchmark (an empty string is allowed and scores 0); for "
+                "part of a caption set, score against its references file: --references FILE --subset",
             )
         warnings = []
         if empty:

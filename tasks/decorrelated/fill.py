@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from PIL import Image, ImageFilter
 
 from vlbench.atomic_files import atomic_write_bytes
 from vlbench.backports import strict_zip
+from vlbench.errors import UsageError
 from vlbench.jsonio import read_trusted_json
 from vlbench.progress import bar
 from vlbench.tasks.decorrelated.removal import box_mask
@@ -40,7 +42,7 @@ def removal_mask(boxes: Sequence[Sequence[float]], size: tuple[int, int]) -> Ima
     """'L' mask, 255 where pixels are removed (the same pixel rule as the tau computations)."""
     width, height = size
     mask = box_mask([tuple(b) for b in boxes], width, height)  # type: ignore[misc]
-    return Image.fromarray(mask.astype(np.uint8) * 255, mode="L")
+    return Image.fromarray(mask.astype(np.uint8) * 255)  # (h, w) uint8: mode L
 
 
 def simple_fill(image: Image.Image, mask: Image.Image, method: str) -> Image.Image:
@@ -166,6 +168,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=25)
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
+    from vlbench.output_rule import check_folder_to_fill
+
+    try:  # the output rule: the folder is made only inside an existing one; existing images are kept
+        check_folder_to_fill(a.out, "--out")
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     written = fill_queries(
         a.manifest, a.source, a.out, a.method, model_id=a.model, device=a.device,
         batch_size=a.batch_size, resolution=a.resolution, steps=a.steps, seed=a.seed,

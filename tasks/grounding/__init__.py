@@ -24,6 +24,8 @@ def add_cli(commands: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--format", default="mdetr", help="mdetr or glip")
     p.add_argument("--method", help="meta.method of the submission")
     p.add_argument("--data-dir", help="prepared data folder")
+    p.add_argument("--force", action="store_true",
+                   help="replace an --out file that is not a submission vlbench wrote (refused without it)")
     p.set_defaults(func=_import_grounding)
 
 
@@ -35,6 +37,8 @@ def _import_grounding(args: argparse.Namespace) -> int:
         argv += ["--method", args.method]
     if args.data_dir:
         argv += ["--data-dir", args.data_dir]
+    if args.force:
+        argv.append("--force")
     return importers.main(argv)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from vlbench.atomic_files import atomic_write_bytes
@@ -28,6 +29,7 @@ from vlbench.backports import strict_zip
 from vlbench.errors import InvalidSubmission, IssueList, UsageError, VlbenchError
 from vlbench.ground_truth import load_ground_truth
 from vlbench.jsonio import load_submission_file
+from vlbench.output_rule import WRITTEN_SUBMISSION, check_file_target
 from vlbench.registry import registry
 from vlbench.tasks.grounding.loaders import GroundTruth
 from vlbench.tasks.grounding.records import Records, read_records
@@ -71,7 +73,7 @@ FORMATS = {"mdetr": from_mdetr, "glip": from_glip}
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m vlbench.tasks.grounding.importers",
+        prog="python -m vlbench.tasks.grounding.importers", allow_abbrev=False,
         description="Convert MDETR/GLIP-style Flickr30k Entities predictions into a vlbench "
         "submission envelope.",
     )
@@ -81,8 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", choices=sorted(FORMATS), default="mdetr")
     parser.add_argument("--method", default="imported MDETR-style predictions")
     parser.add_argument("--data-dir", help="prepared data folder")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an --out file that is not a submission vlbench wrote (refused without it)")
     args = parser.parse_args(argv)
     try:
+        out = check_file_target(args.out, WRITTEN_SUBMISSION, force=args.force)
         benchmark = registry().benchmark(args.benchmark)
         if benchmark.task != "grounding":
             raise UsageError(f"{benchmark.id} is not a grounding benchmark")
@@ -105,11 +110,13 @@ def main(argv: list[str] | None = None) -> int:
             "vlbench": 1,
             "benchmark": benchmark.id,
             "task": "grounding",
-            "meta": {"method": args.method},
+            # `imported_from` also marks the file as one vlbench wrote (output_rule.WRITTEN_SUBMISSION)
+            "meta": {"method": args.method, "extra": {"imported_from": {
+                "format": args.format, "file": Path(args.predictions).name, "sha256": loaded.sha256}}},
             "predictions": predictions,
         }
         # Atomic: an interrupted or failed write leaves no truncated submission behind.
-        atomic_write_bytes(args.out, json.dumps(envelope, separators=(",", ":")).encode("utf-8"))
+        atomic_write_bytes(out, json.dumps(envelope, separators=(",", ":")).encode("utf-8"))
     except InvalidSubmission as exc:
         print(str(exc), file=sys.stderr)
         print(exc.issues.report(), file=sys.stderr)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
+import tempfile
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -28,12 +28,14 @@ def prepare_ground_truth(benchmark: Benchmark, source: str, data_dir: Path, forc
     root = Path(source).expanduser()
     if not root.exists():
         root = _download(source)
-    out_dir = Path(data_dir) / benchmark.id
-    try:
-        tree, split_file = _locate(root, split, out_dir)
-        doc = build_ground_truth(tree, split, split_file, entity_types(benchmark))
-    except (FileNotFoundError, ValueError, OSError) as exc:
-        raise UsageError(f"cannot prepare {benchmark.id} from {source}: {exc}") from exc
+    # an official annotations.zip is unpacked in a temporary folder: the data folder gets only the
+    # ground truth (vlbench writes nothing else there)
+    with tempfile.TemporaryDirectory(prefix="vlbench-entities-") as unpacked:
+        try:
+            tree, split_file = _locate(root, split, Path(unpacked))
+            doc = build_ground_truth(tree, split, split_file, entity_types(benchmark))
+        except (FileNotFoundError, ValueError, OSError) as exc:
+            raise UsageError(f"cannot prepare {benchmark.id} from {source}: {exc}") from exc
     expected = benchmark.option("source")
     if expected is not None:
         deviation = check_source(
@@ -86,9 +88,9 @@ def _download(repo_id: str) -> Path:
 
 
 def _locate(root: Path, split: str, out_dir: Path) -> tuple[Path, Path]:
-    """The tree folder and the split file; unpacks the official annotations.zip if that is all
-    there is (the GitHub repository ships Sentences/ and Annotations/ zipped next to the split
-    files)."""
+    """The tree folder and the split file; unpacks the official annotations.zip into `out_dir`
+    (a new temporary folder) if that is all there is (the GitHub repository ships Sentences/ and
+    Annotations/ zipped next to the split files)."""
     try:
         tree = find_tree(root, split)
         return tree, tree / f"{split}.txt"
@@ -100,8 +102,6 @@ def _locate(root: Path, split: str, out_dir: Path) -> tuple[Path, Path]:
     if not split_file.is_file():
         raise FileNotFoundError(f"no {split}.txt next to {archive}")
     dest = out_dir / "source"
-    if dest.exists():
-        shutil.rmtree(dest)
     with zipfile.ZipFile(archive) as z:
         members = [
             n for n in z.namelist()

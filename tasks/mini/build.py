@@ -184,14 +184,17 @@ def _write_text(path: Path, text: str) -> Path:
 
 def _write_png(path: Path, rgb: np.ndarray) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(rgb, mode="RGB").save(path, format="PNG", compress_level=6)
+    # an (h, w, 3) uint8 array is RGB (Pillow 11.3+ deprecates naming the mode)
+    Image.fromarray(np.ascontiguousarray(rgb, dtype=np.uint8)).save(path, format="PNG", compress_level=6)
     return path
 
 
 def write_mini_benchmark(
     out: Path, seed: int = 0, config: MiniConfig | None = None, images: bool = True
 ) -> list[Path]:
-    """Write the mini world under `out` (layout in tasks/mini/README.md); returns the paths.
+    """Write the mini world into the folder `out` (layout in tasks/mini/README.md); returns the
+    paths. `vlbench.tasks.mini.write_mini_benchmark` calls this on a fresh folder and puts it in
+    place under the output rule.
 
     `config` overrides the defaults (its seed wins over `seed` only when `seed` is 0 and the
     config's is not); `images=False` writes the annotation files only (what scoring needs).
@@ -270,24 +273,4 @@ def write_mini_benchmark(
                 skip=q.skip_indices(),
             )[0]
             written.append(_write_png(out / "decorrelated" / "images" / q.file_name, rgb))
-    with stage("removing files of an earlier world"):
-        _prune(out, written, images)
     return written
-
-
-def _prune(out: Path, written: list[Path], images: bool) -> None:
-    """Remove files this writer made in an earlier run (another config or seed) and not in this
-    one, so that the folder holds exactly one world. Only our own file patterns in our own
-    folders; images only when this run wrote images."""
-    keep = {p.resolve() for p in written}
-    ent = out / "flickr30k_entities"
-    candidates = [
-        *(p for p in (ent / "Sentences").glob("*.txt") if p.stem.isdigit()),
-        *(p for p in (ent / "Annotations").glob("*.xml") if p.stem.isdigit()),
-    ]
-    if images:
-        for d in [*(out / "images" / split for split in SPLITS), out / "decorrelated" / "images"]:
-            candidates += d.glob("mini_*.png")
-    for p in candidates:
-        if p.resolve() not in keep:
-            p.unlink()

@@ -160,15 +160,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="where to write the two submissions (default: a temp folder)")
     args = parser.parse_args(argv)
 
+    from vlbench.output_rule import WRITTEN_SUBMISSION, check_file_target, check_folder_to_fill
     from vlbench.scoring import score_file
     from vlbench.tasks.mini import write_mini_benchmark
 
+    if args.out:  # the output rule, before any work: the folder's parent exists, no file of someone's replaced
+        for bid in ("mini-decorrelated", "mini-retrieval"):
+            if check_folder_to_fill(args.out, "--out").is_dir():
+                check_file_target(Path(args.out) / f"{bid}-tiny-clip.json", WRITTEN_SUBMISSION)
     with tempfile.TemporaryDirectory(prefix="vlbench-mini-check-") as tmp:
         world = Path(args.world) if args.world else Path(tmp) / "world"
         if not (world / "images" / "train").is_dir():
             write_mini_benchmark(world)
         out = Path(args.out) if args.out else Path(tmp) / "submissions"
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(exist_ok=True)
         predictions = train_and_rank(world, args.epochs, args.seed)
         tasks = {"mini-decorrelated": "decorrelated_retrieval", "mini-retrieval": "retrieval"}
         for bid, preds in predictions.items():
@@ -176,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                 "method": f"tiny CLIP from scratch on mini train ({args.epochs} epochs)",
                 "reference": False,
                 "baseline": None,
+                "extra": {"written_by": "python -m vlbench.tasks.mini.shortcut_check"},
             }
             path = out / f"{bid}-tiny-clip.json"
             doc = {

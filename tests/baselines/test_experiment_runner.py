@@ -95,3 +95,40 @@ def test_each_submission_names_the_command_that_regenerates_it(quick: Path, data
     argv[out_at + 1] = str(again)
     assert main([*argv, "--quiet"]) == 0
     assert json.loads(again.read_text())["predictions"] == json.loads(path.read_text())["predictions"]
+
+
+def test_outputs_are_checked_before_any_training(tmp_path: Path) -> None:
+    """`baseline experiment`'s report folder is replaced only when it holds an earlier report (the
+    committed ones have no marker: told by their three files), a submission written by hand is
+    refused, a missing parent folder is refused; nothing is made by a refused run."""
+    import shutil
+
+    from vlbench.baselines.experiment import plan_jobs
+    from vlbench.baselines.experiment_runner import _check_outputs
+    from vlbench.errors import UsageError
+
+    exp = get_experiment("mini-odmap", quick=True)
+    work, subs, out = tmp_path / "work", tmp_path / "subs", tmp_path / "report"
+    jobs = plan_jobs(exp, work, subs)
+
+    def check(out_dir: Path = out, force: bool = False, subs_dir: Path = subs) -> None:
+        _check_outputs(out_dir, subs_dir, work, True, plan_jobs(exp, work, subs_dir), force=force, report_only=False)
+
+    committed = Path(__file__).resolve().parents[2] / "baselines" / "results" / "mini-odmap"
+    shutil.copytree(committed, out)
+    check()  # an earlier report: may be replaced
+    (out / "notes.md").write_text("mine")
+    with pytest.raises(UsageError, match="did not write"):
+        check()
+    check(force=True)
+    (out / "notes.md").unlink()
+    path = jobs[0].outputs[0][1]
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"vlbench": 1, "benchmark": "mini-retrieval", "task": "retrieval",
+                                "meta": {"method": "by hand"}, "predictions": {}}))
+    with pytest.raises(UsageError, match="not a submission written by a vlbench command"):
+        check()
+    check(force=True)
+    with pytest.raises(UsageError, match="does not exist"):
+        check(subs_dir=tmp_path / "no" / "subs")
+    assert not (tmp_path / "no").exists()

@@ -112,3 +112,44 @@ def test_list_shows_every_recipe_with_its_benchmarks(capsys: pytest.CaptureFixtu
     assert {"clip-zeroshot", "clip-finetune", "clip-finetune-synthetic", "clip-scratch"} <= set(rows)
     assert "coco-5k-decorrelated" in rows["clip-finetune-synthetic"]["benchmarks"]
     assert "ODmAP paper" in rows["clip-finetune"]["sources"]["lr"]
+
+
+def test_run_follows_the_output_rule(capsys: pytest.CaptureFixture[str], tmp_path: Path, data_dir: Path) -> None:
+    """`--out` replaces only a submission a recipe (or another vlbench command) wrote: one written
+    by hand is refused unless --force (tests/output_rule_checks.py)."""
+    from tests.output_rule_checks import check_file_writer
+
+    def write(target: Path, force: bool) -> int:
+        code, _, _ = run_cli(capsys, "baseline", "run", "clip-zeroshot", "--benchmark", "mini-retrieval", "--out",
+                             str(target), "--data-dir", str(data_dir), "--device", "cpu", "--quiet", "--set", *TINY,
+                             *(["--force"] if force else []))
+        return code
+
+    check_file_writer(tmp_path, write, name="sub.json")
+
+
+def test_coco_results_and_checkpoint_dir_follow_the_output_rule(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                data_dir: Path) -> None:
+    base = ["baseline", "run", "caption-nn", "--benchmark", "mini-captions", "--data-dir", str(data_dir), "--device",
+            "cpu", "--quiet", "--set", *TINY]
+    results = tmp_path / "results.json"
+    results.write_text("[]")  # a COCO results file of anyone's: no room for a mark, so --force only
+    code, _, err = run_cli(capsys, *base, "--out", str(tmp_path / "sub.json"), "--coco-results", str(results))
+    assert code == 2 and "--coco-results" in err and "--force" in err
+    assert results.read_text() == "[]" and not (tmp_path / "sub.json").exists()
+    code, _, err = run_cli(capsys, *base, "--out", str(tmp_path / "sub.json"), "--coco-results", str(results), "--force")
+    assert code == 0, err
+    assert len(json.loads(results.read_text())) == 250
+    code, _, err = run_cli(capsys, *base, "--out", str(tmp_path / "s2.json"), "--coco-results",
+                           str(tmp_path / "no" / "r.json"))
+    assert code == 2 and "does not exist" in err and not (tmp_path / "no").exists()
+    finetune = ["baseline", "run", "clip-finetune", "--benchmark", "mini-retrieval", "--data-dir", str(data_dir),
+                "--device", "cpu", "--quiet", "--set", *TINY, "steps=2", "--out", str(tmp_path / "ft.json")]
+    code, _, err = run_cli(capsys, *finetune, "--checkpoint-dir", str(tmp_path / "no" / "ckpt"))
+    assert code == 2 and "does not exist" in err and not (tmp_path / "no").exists()
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "train_log.jsonl").write_text("my own log\n")
+    code, _, err = run_cli(capsys, *finetune, "--checkpoint-dir", str(ckpt))
+    assert code == 2 and "train_log.jsonl exists and is not a training log" in err
+    assert (ckpt / "train_log.jsonl").read_text() == "my own log\n" and not (tmp_path / "ft.json").exists()

@@ -49,6 +49,7 @@ def test_validate_json_output(capsys, write_json, retrieval_data: Path) -> None:
 
 def test_score_writes_record_and_per_item(capsys, good: Path, retrieval_data: Path, tmp_path: Path) -> None:
     out_path = tmp_path / "results" / "r.json"
+    out_path.parent.mkdir()  # vlbench makes no folder for an --out file (output_rule)
     code, out, _ = run(capsys, "score", str(good), "--data-dir", str(retrieval_data), "--out", str(out_path), "--bootstrap", "50")
     assert code == 0 and "RSUM" in out and "i2t_R@1" in out
     record = json.loads(out_path.read_text())
@@ -173,3 +174,48 @@ def test_several_submissions_one_summary_and_each_note_once(capsys, tmp_path: Pa
     assert all(err.count(line) == 1 for line in err.splitlines() if line.startswith("note:"))
     code, _, err = run(capsys, "score", *files, "--out", str(tmp_path / "x.json"))
     assert code == 2 and "--out-dir" in err and not (tmp_path / "x.json").exists()
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_a_folder_as_the_submission_is_called_a_folder(capsys, tmp_path: Path) -> None:
+    code, _, err = run(capsys, "score", str(tmp_path), "--bootstrap", "0")
+    assert code == 2 and err == f"error: {tmp_path} is a folder, not a submission file; name the file inside it\n"
+
+
+def test_a_mistyped_benchmark_gets_a_did_you_mean(capsys) -> None:
+    code, _, err = run(capsys, "score", str(REPO / "submissions" / "mini-retrieval" / "random.json"), "--benchmark",
+                       "mini-retreival")
+    assert code == 2 and "unknown benchmark 'mini-retreival'; did you mean 'mini-retrieval'?" in err
+    code, _, err = run(capsys, "validate", str(REPO / "submissions" / "mini-retrieval" / "random.json"), "--benchmark",
+                       "zzzz")
+    assert code == 2 and "did you mean" not in err and "known: coco-1k" in err
+
+
+@pytest.mark.parametrize(("argv", "usage"), [
+    (["score", "x.json", "--boot", "10"], "usage: vlbench score "),
+    (["leaderboard", "build", "--outt", "x"], "usage: vlbench leaderboard build "),
+    (["data", "mini", "--wrld", "v3"], "usage: vlbench data mini "),
+])
+def test_an_unknown_option_gets_its_own_command_s_usage(capsys, argv: list[str], usage: str) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.startswith(usage) and f"error: unrecognized arguments: {' '.join(argv[-2:])}" in err
+
+
+def test_the_header_names_what_was_scored_against_what(capsys, tmp_path: Path) -> None:
+    compact = json.loads((REPO / "tasks" / "mini" / "data" / "captions" / "references.json").read_text())
+    refs = tmp_path / "a-refs.json"
+    refs.write_text(json.dumps({"images": [{"id": i} for i, _ in compact["images"]],
+                                "annotations": [{"image_id": i, "id": 10 * i + k, "caption": c}
+                                                for i, caps in compact["images"] for k, c in enumerate(caps)]}))
+    captions = tmp_path / "captions.json"
+    captions.write_text(json.dumps([{"image_id": i, "caption": caps[0]} for i, caps in compact["images"]]))
+    code, out, _ = run(capsys, "score", str(captions), "--references", str(refs), "--bootstrap", "0")
+    assert code == 0 and out.splitlines()[0] == "captions.json scored against the references in a-refs.json (captioning)"
+    code, out, _ = run(capsys, "score", str(captions), "--benchmark", "mini-captions", "--bootstrap", "0")
+    assert out.splitlines()[0] == "mini-captions v1.0 (captioning) - captions.json (a bare predictions file: no method named)"
+    code, out, _ = run(capsys, "score", str(REPO / "submissions" / "mini-retrieval" / "random.json"), "--bootstrap", "0")
+    assert out.splitlines()[0] == "mini-retrieval v1.0 (retrieval) - random (chance floor)"

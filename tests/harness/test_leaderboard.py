@@ -493,4 +493,9 @@ def test_retire_writes_what_a_build_scores_and_deletes_nothing(tmp_path: Path) -
     with pytest.raises(UsageError, match="broken.json is not a valid submission"):
         retire(subs, "mini-retrieval", resamples=50)
     assert not (target / "random.json").exists()
+    (subs / "mini-retrieval" / "broken.json").unlink()
+    os.symlink(tmp_path / "elsewhere.json", target / "random.json")  # a link, even one leading nowhere
+    with pytest.raises(UsageError, match="exists already"):
+        retire(subs, "mini-retrieval", resamples=50)
+    assert (target / "random.json").is_symlink() and not (tmp_path / "elsewhere.json").exists()
     assert retire_main(["no-such-benchmark", "--submissions", str(subs)]) == 2

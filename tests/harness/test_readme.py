@@ -111,3 +111,33 @@ def test_switch_in_one_line_blocks_run_as_written() -> None:
     assert {"Bleu_1", "Bleu_4", "METEOR", "ROUGE_L", "CIDEr"} <= set(printed)
     if "SPICE" not in printed:
         assert "SpiceLeftOutWarning" in plain.stderr
+
+
+def test_own_model_example_runs_from_images_to_a_scored_file(mini_world_from_the_cli) -> None:
+    """The README's own-model path on mini-decorrelated: `vlbench data mini --benchmark
+    mini-decorrelated` (run as shown, by the fixture), the example file, then `vlbench score`."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Your own model, from images to a scored file", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"^\$ (\S+(?: \S+)*?)\s{2,}#", section, re.M)
+    assert commands == [".venv/bin/vlbench data mini --benchmark mini-decorrelated", ".venv/bin/python my_model.py",
+                        ".venv/bin/vlbench score my-submission.json --out my-result.json"]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 1
+    world = mini_world_from_the_cli("v3")
+    folder = world.parent  # where the command wrote vlbench-mini-v3/
+    assert world.name == "vlbench-mini-v3"
+    (folder / "my_model.py").write_text(blocks[0])
+    done = subprocess.run([sys.executable, "my_model.py"], cwd=folder, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    metric, value, *_ = done.stdout.split()
+    assert metric == "ODmAP@1" and f"`ODmAP@1 {value} " in section
+    scored = subprocess.run([sys.executable, "-m", "vlbench", *commands[2].split()[1:]], cwd=folder,
+                            capture_output=True, text=True, timeout=600)
+    assert scored.returncode == 0, scored.stderr
+    import json
+
+    record = json.loads((folder / "my-result.json").read_text())
+    assert record["benchmark"] == "mini-decorrelated" and round(record["scores"]["ODmAP@1"], 3) == float(value)
+    for group in ("partner", "control"):
+        shown = f"{100 * record['scores'][f'ODmAP@1/{group}']:.1f}%"
+        assert shown in section, group

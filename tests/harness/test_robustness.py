@@ -167,7 +167,7 @@ def test_bad_meta_is_refused_before_anything_is_written(capsys, tmp_path: Path, 
     doc["meta"]["extra"] = meta_extra
     sub = tmp_path / "sub.json"
     sub.write_text(json.dumps(doc).replace("Infinity", "1e999"))
-    out_path = tmp_path / "out" / "r.json"
+    out_path = tmp_path / "r.json"
     code, out, err = run(capsys, "score", str(sub), "--out", str(out_path), "--bootstrap", "0")
     assert_clean(code, out, err)
     assert code == 1 and "[meta." in err
@@ -187,7 +187,9 @@ def test_failed_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
     """The record's rename fails after the per-item file's succeeded: both are taken back."""
     from vlbench import atomic_files
 
-    (tmp_path / "r.per_item.json").write_text("old items")
+    vlbench.score(DOCS["mini-retrieval"], bootstrap=0, out=tmp_path / "r.json")
+    (tmp_path / "r.json").unlink()
+    old_items = (tmp_path / "r.per_item.json").read_text()
     real = os.replace
 
     def replace(src, dst):
@@ -199,10 +201,11 @@ def test_failed_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
     with pytest.raises(UsageError, match="No space left"):
         vlbench.score(DOCS["mini-retrieval"], bootstrap=0, out=tmp_path / "r.json")
     assert listing(tmp_path) == ["r.per_item.json"]
-    assert (tmp_path / "r.per_item.json").read_text() == "old items"
+    assert (tmp_path / "r.per_item.json").read_text() == old_items
 
 
 def test_result_and_items_are_written_together(tmp_path: Path) -> None:
+    (tmp_path / "deep").mkdir()
     record = vlbench.score(MINI["mini-retrieval"], bootstrap=0, out=tmp_path / "deep" / "r.json")
     assert listing(tmp_path) == ["deep", "deep/r.json", "deep/r.per_item.json"]
     assert record.per_item == "r.per_item.json"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import sys
 import tempfile
 import threading
 import warnings
@@ -174,6 +175,17 @@ class _Jvm:
             proc.wait()
 
 
+def _say_where(root: Path | None) -> None:
+    """Once, on the run that built it: where the paraphrase index went, its size, how to clear it.
+    On stderr, not in the result record (a record does not depend on the machine that made it)."""
+    if root is None or not (root / "meta.json").is_file():
+        return  # not saved (a warning said why)
+    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+    print(f"note: METEOR built its paraphrase index, once for this machine: {size / 2**20:,.0f} MiB in {root} "
+          "(VLBENCH_METEOR_CACHE sets another folder; delete this one to free the space, and the next run "
+          "builds it again)", file=sys.stderr)
+
+
 class MeteorProcess:
     """`start()` then `stats(...)` any number of times, then `close()` (or use it as a context
     manager). `filtered`: None = use the filtered table when possible; False = never.
@@ -252,7 +264,9 @@ class MeteorProcess:
         try:
             self._python = PythonMeteor(jar, self._table, index)
         except ImportError as exc:
-            raise MeteorUnavailable(f"METEOR needs the captions extra (pip install 'vlbench[captions]'): {exc}") from None
+            missing = getattr(exc, "name", None) or str(exc)
+            raise MeteorUnavailable(f"METEOR needs the captions extra, which is not installed (pip install "
+                                    f"'vlbench[captions]'; missing: {missing})") from None
         return self
 
     def _fallback(self, why: str) -> None:
@@ -336,7 +350,7 @@ class MeteorProcess:
         build, self._build = self._build, None
         if build is not None:
             with contextlib.suppress(paraphrase_index.IndexBuildError):  # reported by stats()
-                build.wait()
+                _say_where(build.wait().root)
 
     def __enter__(self) -> MeteorProcess:
         return self

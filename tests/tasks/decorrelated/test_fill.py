@@ -86,3 +86,18 @@ def test_inpaint_with_a_tiny_random_pipeline(tmp_path: Path, tiny_inpainting_pip
         a = np.asarray(Image.open(tmp_path / "a" / name), dtype=np.int16)
         b = np.asarray(Image.open(tmp_path / "b" / name), dtype=np.int16)
         assert np.abs(a - b).max() <= 1  # float noise across batch shapes, not a different fill
+
+
+def test_fill_command_replaces_nothing_and_makes_no_folder_above_its_own(tmp_path: Path, capsys) -> None:
+    """The output rule for `python -m vlbench.tasks.decorrelated.fill --out`: an image already there
+    is kept (test_fill_is_resumable), the folder is made only inside an existing one, and a file
+    as --out is refused."""
+    from vlbench.tasks.decorrelated.fill import main
+
+    m = manifest(tmp_path, n=1)
+    base = [str(m), "--source", str(tmp_path / "src"), "--method", "zero"]
+    assert main([*base, "--out", str(tmp_path / "no" / "out")]) == 2
+    assert "the folder" in capsys.readouterr().err and not (tmp_path / "no").exists()
+    (tmp_path / "file").write_text("x")
+    assert main([*base, "--out", str(tmp_path / "file")]) == 2 and (tmp_path / "file").read_text() == "x"
+    assert main([*base, "--out", str(tmp_path / "out")]) == 0 and (tmp_path / "out" / "q0.png").is_file()

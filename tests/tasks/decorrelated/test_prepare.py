@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import deviation_expected
 from vlbench.errors import IssueList, UsageError
 from vlbench.ground_truth import GroundTruthFiles
 from vlbench.schema import schema_issues
@@ -81,7 +82,8 @@ def coco_fixture(root: Path) -> None:
 def test_prepare_coco(tmp_path: Path) -> None:
     coco_fixture(tmp_path / "src")
     bench = BY_ID["coco-5k-decorrelated"]
-    [path] = TASK.prepare(bench, str(tmp_path / "src"), tmp_path / "data", force=True)
+    with deviation_expected():  # a toy source, forced: the warning is expected
+        [path] = TASK.prepare(bench, str(tmp_path / "src"), tmp_path / "data", force=True)
     assert path == tmp_path / "data" / "coco-5k-decorrelated" / "manifest.json"
     doc = json.loads(path.read_text())
     issues = IssueList()
@@ -162,7 +164,8 @@ def test_prepare_flickr(tmp_path: Path) -> None:
         ]
     )
     (src / "dataset_flickr30k.json").write_text(json.dumps(doc))
-    [path] = TASK.prepare(BY_ID["flickr30k-1k-decorrelated"], str(src), tmp_path / "data", force=True)
+    with deviation_expected():  # a toy source, forced: the warning is expected
+        [path] = TASK.prepare(BY_ID["flickr30k-1k-decorrelated"], str(src), tmp_path / "data", force=True)
     gt = json.loads(path.read_text())
     assert gt["classes"] == ["people", "animals", "vehicles", "instruments"]
     g = gt["gallery"]
@@ -206,7 +209,8 @@ MINI_WORDS = {"star": ("star", "stars"), "ring": ("ring", "rings", "hoop", "hoop
 def test_prepare_mini_with_own_table(tmp_path: Path) -> None:
     mini_fixture(tmp_path)
     matcher = MentionMatcher(tuple(MINI_WORDS), MINI_WORDS)
-    doc = prepare_mini("mini-decorrelated", tmp_path, matcher, force=True)  # a 3-image world
+    with deviation_expected():  # a toy source, forced: the warning is expected
+        doc = prepare_mini("mini-decorrelated", tmp_path, matcher, force=True)  # a 3-image world
     assert doc["groups"] == ["control", "partner"]
     assert [(q["id"], q["group"], q["n_relevant"]) for q in doc["queries"]] == [("m1", "partner", 1), ("m2", "control", 1)]
     assert doc["params"]["partner_pairs"] == [["star", "ring"]]
@@ -216,7 +220,8 @@ def test_prepare_mini_through_the_task(tmp_path: Path) -> None:
     pytest.importorskip("vlbench.tasks.mini.world")
     mini_fixture(tmp_path / "src")
     bench = BY_ID["mini-decorrelated"]
-    [path] = TASK.prepare(bench, str(tmp_path / "src"), tmp_path / "data", force=True)
+    with deviation_expected():  # a toy source, forced: the warning is expected
+        [path] = TASK.prepare(bench, str(tmp_path / "src"), tmp_path / "data", force=True)
     assert path == tmp_path / "data" / "mini-decorrelated" / "mini-decorrelated.json"
     gt = TASK.load_ground_truth(bench, GroundTruthFiles({"manifest": path}, {}))
     assert gt.query_ids == ["m1", "m2"] and gt.groups == ["control", "partner"]
@@ -238,7 +243,8 @@ def test_prepare_on_a_generated_mini_world(tmp_path: Path) -> None:
     src = tmp_path / "world"
     mini.write_mini_benchmark(src, config=build.MiniConfig(n_train=60, n_val=10, n_test=80), images=False)
     bench = BY_ID["mini-decorrelated"]
-    [path] = TASK.prepare(bench, str(src), tmp_path / "data", force=True)
+    with deviation_expected():  # a toy source, forced: the warning is expected
+        [path] = TASK.prepare(bench, str(src), tmp_path / "data", force=True)
     doc = json.loads(path.read_text())
     issues = IssueList()
     schema_issues(doc, SCHEMA_PATH, issues)

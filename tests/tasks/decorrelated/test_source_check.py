@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import deviation_expected
 from tests.tasks.decorrelated.test_prepare import BY_ID, TASK, coco_fixture
 from vlbench.errors import UsageError
 
@@ -21,7 +22,8 @@ def test_coco_toy_source_refused_then_forced(tmp_path: Path) -> None:
     assert "is not the source of coco-5k-decorrelated" in message
     assert "captions in the file: expected 616,767, found" in message and "images per split" in message
     assert not (tmp_path / "data").exists()
-    [path] = TASK.prepare(bench, str(tmp_path / "src"), tmp_path / "data", force=True)
+    with deviation_expected():  # a toy source, forced: the warning is expected
+        [path] = TASK.prepare(bench, str(tmp_path / "src"), tmp_path / "data", force=True)
     record = json.loads(path.read_text())["params"]["source_check"]
     assert record["forced"] is True and record["source"].endswith("dataset_coco.json")
     assert "images in split 'test'" in {d["what"] for d in record["deviations"]}

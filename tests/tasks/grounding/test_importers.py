@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from tests.conftest import deviation_expected
 from vlbench.errors import InvalidSubmission
 from vlbench.registry import registry
 from vlbench.scoring import score_file
@@ -16,7 +17,8 @@ BENCH = "flickr30k-entities-test"
 @pytest.fixture
 def data_dir(hand_tree, tmp_path):
     out = tmp_path / "data"
-    TASK.prepare(registry().benchmark(BENCH), str(hand_tree), out, force=True)
+    with deviation_expected(BENCH):  # the hand-made tree is not the official release
+        TASK.prepare(registry().benchmark(BENCH), str(hand_tree), out, force=True)
     return out
 
 
@@ -93,3 +95,30 @@ def test_vlbench_import_grounding(data_dir, tmp_path, capsys):
                   "--format", "glip", "--data-dir", str(data_dir)])
     assert rc == 0
     assert score_file(out, data_dir=data_dir, bootstrap=0).result.scores["R@1"] == 4 / 7
+
+
+def test_import_grounding_follows_the_output_rule(data_dir, tmp_path, capsys):
+    """`vlbench import grounding --out`: replaces only a submission vlbench wrote (marked by
+    meta.extra.imported_from); anything else is refused unless --force (tests/output_rule_checks.py)."""
+    from tests.output_rule_checks import check_file_writer
+    from vlbench.cli import main as vlbench
+
+    src = tmp_path / "mdetr.json"
+    src.write_text(json.dumps(MDETR))
+    root = tmp_path / "outputs"
+    root.mkdir()
+
+    def write(target, force):
+        code = vlbench(["import", "grounding", str(src), "--benchmark", BENCH, "--out", str(target),
+                        "--data-dir", str(data_dir), *(["--force"] if force else [])])
+        capsys.readouterr()
+        return code
+
+    check_file_writer(root, write, name="sub.json")
+    written = json.loads((root / "ours" / "sub.json").read_text())
+    assert written["meta"]["extra"]["imported_from"]["format"] == "mdetr"
+    assert written["meta"]["extra"]["imported_from"]["file"] == "mdetr.json"
+    # a submission made by hand is someone's, even with the envelope
+    hand = root / "hand.json"
+    hand.write_text(json.dumps({**written, "meta": {"method": "mine"}}))
+    assert write(hand, False) == 2 and json.loads(hand.read_text())["meta"] == {"method": "mine"}
