@@ -20,7 +20,7 @@ from tests.harness.leaderboard.conftest import REPO, forbid_network, watchdog
 
 pytest.importorskip("huggingface_hub")
 SECTION = REPO.joinpath("README.md").read_text(encoding="utf-8").split("**Submissions through pull requests**", 1)[1]
-SECTION = SECTION.split("![ODmAP@1", 1)[0]
+SECTION = SECTION.split("**EvalAI.**", 1)[0]
 
 
 def commands(text: str) -> list[str]:
