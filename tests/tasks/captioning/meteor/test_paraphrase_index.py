@@ -147,13 +147,18 @@ def test_an_index_that_cannot_be_saved_still_serves_the_run(tmp_path, monkeypatc
     table = tmp_path / "t.gz"
     write_table(table, [("0.5", "a man", "a guy")])
 
+    # the build thread warns; it waits until the test listens, or the warning can come first
+    listening = threading.Event()
+
     def full_disk(index, root):
+        listening.wait(60)
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(PI, "_save", full_disk)
     build = PI.open_index(table, tmp_path / "cache")
     assert isinstance(build, PI.IndexBuild)
     with pytest.warns(RuntimeWarning, match="could not be saved.*next run builds it again"):
+        listening.set()
         index = build.wait()
     assert index.root is None and index.keep(P.ngram_keys([["a", "man"], ["a", "guy"]], 2)).tolist() == [0]
     assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith(".build-")]
