@@ -36,12 +36,20 @@ COLUMNS = {DECORRELATED_BENCHMARK: DECORRELATED, RETRIEVAL_BENCHMARK: RETRIEVAL}
 # the pre-registered gates (`preregistration.py`), whether the top caption names the removed partner
 # of a remaining class (the shortcut's own error) or a class that is present (recognition).
 NAMED = [f"named@{k}/{g}" for g in ("partner", "control") for k in (1, 10)]
-MENTIONS = [*NAMED, "partner@1/partner", "present@1/partner", "present@1/control"]
+# absent-dependent@1 (issue 30, "absent dependent named@1"): the top caption names the dependent of
+# a cue that is in the query image while that dependent is not. Unlike named@1 it sees the
+# shortcut on controls too (a control shows a cue without its dependent, and naming that dependent
+# breaks no ODmAP rule there, since it was never removed); on partner queries it equals partner@1.
+# any-absent-dependent@1: the top caption names any dependent class absent from the image (its cue
+# there or not), the issue's wording read literally (tasks/mini/README.md, issue 30's amendment).
+ABSENT_DEPENDENT = [f"{m}@1/{g}" for m in ("absent-dependent", "any-absent-dependent") for g in ("partner", "control")]
+MENTIONS = [*NAMED, "partner@1/partner", "present@1/partner", "present@1/control", *ABSENT_DEPENDENT]
 # Differences reported between arms: (a, b) means a - b.
-CONTRASTS = (("synthetic", "control"), ("synthetic", "biased"), ("unbiased", "biased"))
+CONTRASTS = (("synthetic", "control"), ("synthetic", "biased"), ("unbiased", "biased"),
+             ("synthetic", "synthetic-null"), ("synthetic-null", "control"))
 DIFF_METRICS = [*DECORRELATED, "i2t_R@1", "i2t_R@5", "i2t_R@10", "t2i_R@1", *MENTIONS]
 NAMED_BENCHMARK = "removed-class mentions"
-_SHARES = ("named@", "partner@", "present@")
+_SHARES = ("named@", "partner@", "present@", "absent-dependent@", "any-absent-dependent@")
 
 
 def _partner_masks(gt: Any) -> np.ndarray:
@@ -62,10 +70,31 @@ def _partner_masks(gt: Any) -> np.ndarray:
     return pack_classes(sets, len(gt.classes))
 
 
+def _cue_pairs(gt: Any) -> list[tuple[str, str]]:
+    """(cue, dependent) pairs of the manifest; an undirected (v2) pair counts both ways."""
+    params = gt.raw.get("params", {})
+    pairs = [(a, b) for a, b in params.get("partner_pairs", [])]
+    return pairs if params.get("directed") else pairs + [(b, a) for a, b in pairs]
+
+
+def _absent_dependent_masks(gt: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(Q, B) packed, per query: the dependents of cues in the image that are not in it; and every
+    dependent class not in it."""
+    from vlbench.tasks.decorrelated.metrics import pack_classes
+
+    index = {c: i for i, c in enumerate(gt.classes)}
+    present = np.unpackbits(gt.present, axis=1, count=len(gt.classes)).astype(bool)
+    pairs = [(index[c], index[d]) for c, d in _cue_pairs(gt)]
+    dependents = sorted({d for _, d in pairs})
+    of_cue = [sorted({d for c, d in pairs if present[q, c] and not present[q, d]}) for q in range(len(present))]
+    anyone = [[d for d in dependents if not present[q, d]] for q in range(len(present))]
+    return pack_classes(of_cue, len(gt.classes)), pack_classes(anyone, len(gt.classes))
+
+
 def removed_mentions(evaluation: Any) -> dict[str, ItemTable]:
     """Per query: whether the top caption, and what share of the top 10, name a removed class;
-    whether the top caption names the removed partner of a remaining class, and whether it names
-    a present class.
+    whether the top caption names the removed partner of a remaining class, whether it names
+    a present class, and whether it names a dependent class that is absent from the query image.
 
     Computed from the decorrelated task's own ground truth (the gallery's class mentions by its
     word matcher) and the validated ranking, so it agrees with ODmAP's rules by construction."""
@@ -75,14 +104,18 @@ def removed_mentions(evaluation: Any) -> dict[str, ItemTable]:
     named = np.any(masks & gt.removed[:, None, :], axis=-1).astype(np.float64)  # (Q, 10)
     partner = np.any(masks[:, 0] & _partner_masks(gt), axis=-1).astype(np.float64)
     present = np.any(masks[:, 0] & gt.present, axis=-1).astype(np.float64)
+    of_cue, anyone = _absent_dependent_masks(gt)
+    absent_dependent = np.any(masks[:, 0] & of_cue, axis=-1).astype(np.float64)
+    any_absent_dependent = np.any(masks[:, 0] & anyone, axis=-1).astype(np.float64)
     columns, values = [], []
     for g in gt.groups:
         member = np.array([qg == g for qg in gt.query_groups], dtype=np.float64)
         for k in (1, 10):
             columns.append(f"named@{k}/{g}")
             values.append(named[:, :k].mean(axis=1) * member)
-        columns += [f"partner@1/{g}", f"present@1/{g}", f"group/{g}"]
-        values += [partner * member, present * member, member]
+        columns += [f"partner@1/{g}", f"present@1/{g}", f"absent-dependent@1/{g}", f"any-absent-dependent@1/{g}",
+                    f"group/{g}"]
+        values += [partner * member, present * member, absent_dependent * member, any_absent_dependent * member, member]
     return {"queries": ItemTable(list(gt.query_ids), columns, np.stack(values, axis=1), unit="source image",
                                  clusters=list(gt.query_sources))}
 
@@ -161,6 +194,9 @@ def chance_expected(data_dir: Path | None) -> dict[str, dict[str, Any]]:
     named = {f"named@{k}/{g}": v for g, v in share(dec.removed).items() for k in (1, 10)}
     named.update({f"partner@1/{g}": v for g, v in share(_partner_masks(dec)).items()})
     named.update({f"present@1/{g}": v for g, v in share(dec.present).items()})
+    of_cue, anyone = _absent_dependent_masks(dec)
+    named.update({f"absent-dependent@1/{g}": v for g, v in share(of_cue).items()})
+    named.update({f"any-absent-dependent@1/{g}": v for g, v in share(anyone).items()})
     ret = _ground_truth(RETRIEVAL_BENCHMARK, data_dir)
     per_fold_captions = np.bincount(ret.caption_fold, minlength=ret.folds)
     per_fold_images = np.bincount(ret.image_fold, minlength=ret.folds)
@@ -182,10 +218,29 @@ def fine_tune_moved(exp: Any, scored: Mapping[tuple[str, int, str], Any]) -> lis
         if arm.init is None:
             continue
         for seed in exp.seeds:
+            if (arm.init, seed, DECORRELATED_BENCHMARK) not in scored:  # a subset of arms without the starting one
+                continue
             tuned = np.asarray(scored[(arm.name, seed, DECORRELATED_BENCHMARK)].submission.parsed)
             start = np.asarray(scored[(arm.init, seed, DECORRELATED_BENCHMARK)].submission.parsed)
             out.append({"arm": arm.name, "init": arm.init, "seed": seed,
                         "top1_changed": float(np.mean(tuned[:, 0] != start[:, 0]))})
+    return out
+
+
+def cooccurrence(exp: Any, scored: Mapping[tuple[str, int, str], Any]) -> list[dict[str, Any]]:
+    """Per D' arm and seed: P(dependent | cue) in D, D' and D + D' as its run measured it on the
+    pairs it trained on (the submission's `meta.extra.recipe.train.synthetic`), and how many D'
+    pairs break the co-occurrence."""
+    out = []
+    for arm in exp.arms:
+        for seed in exp.seeds:
+            key = (arm.name, seed, DECORRELATED_BENCHMARK)
+            if key not in scored:
+                continue
+            train = (scored[key].submission.meta.get("extra", {}).get("recipe", {}).get("train") or {})
+            facts = train.get("synthetic")
+            if facts:
+                out.append({"arm": arm.name, "seed": seed, "synthetic_pairs": train.get("synthetic_pairs"), **facts})
     return out
 
 
@@ -248,6 +303,6 @@ def analyse(exp: Any, runs: Sequence[Mapping[str, Any]], *, data_dir: Path | Non
     order = {label: i for i, label in enumerate([*(f"seed {s}" for s in seeds), "pooled"])}
     diffs.sort(key=lambda d: (CONTRASTS.index((d["a"], d["b"])), order[d["over"]]))
     report = {"runs": per_run, "pooled": pooled, "differences": diffs, "chance": chance_expected(data_dir),
-              "fine_tune_moved": fine_tune_moved(exp, scored)}
+              "fine_tune_moved": fine_tune_moved(exp, scored), "cooccurrence": cooccurrence(exp, scored)}
     report["preregistered"] = preregistration.evaluate(report)
     return report

@@ -50,6 +50,9 @@ def add_cli(commands: Any, groups: dict[str, Any]) -> None:
     ep.add_argument("--data-dir", help="data folder (default: $VLBENCH_DATA or ~/.cache/vlbench)")
     ep.add_argument("--seeds", help="comma-separated seeds (default: the experiment's, " + "; ".join(
         f"{e.name}: {','.join(map(str, e.seeds))}" for e in EXPERIMENTS.values()) + ")")
+    ep.add_argument("--arms", help="comma-separated arms to run, a subset in the experiment's order (default: all; "
+                    + "; ".join(f"{e.name}: {','.join(a.name for a in e.arms)}" for e in EXPERIMENTS.values())
+                    + "); a fine-tune arm without its starting arm needs that arm's checkpoints in the work dir")
     ep.add_argument("--workers", type=int, help="parallel one-thread training processes (default: the CPU count, at most 4)")
     ep.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for intervals and paired tests")
     ep.add_argument("--report-only", action="store_true", help="score the submissions already written and rewrite the report")
@@ -127,22 +130,25 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
         except ValueError:
             raise UsageError(f"--seeds {args.seeds!r}: expected comma-separated integers such as 0,1,2") from None
+    arms = None
+    if args.arms is not None:
+        arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     if args.workers is not None and not 1 <= args.workers <= 64:
         raise UsageError("--workers must be between 1 and 64")
     if not 0 <= args.bootstrap <= 100_000:
         raise UsageError("--bootstrap must be between 0 and 100000")
     with _needs_baselines_extra("vlbench baseline experiment"):
-        out = _experiment(args, seeds)
+        out = _experiment(args, seeds, arms)
     toy = " (a --quick toy run: the numbers test the pipeline and mean nothing)" if args.quick else ""
     print(f"wrote {out / 'README.md'}, {out / 'results.json'} and {out / 'plot.png'}{toy}")
     return 0
 
 
-def _experiment(args: argparse.Namespace, seeds: list[int] | None) -> Any:
+def _experiment(args: argparse.Namespace, seeds: list[int] | None, arms: list[str] | None = None) -> Any:
     from .experiment_runner import run_experiment
 
     return run_experiment(args.name, quick=args.quick, out=args.out, submissions=args.submissions, work_dir=args.work_dir,
-                         data_dir=args.data_dir, seeds=seeds, workers=args.workers, bootstrap=args.bootstrap,
+                         data_dir=args.data_dir, seeds=seeds, arms=arms, workers=args.workers, bootstrap=args.bootstrap,
                          progress=not args.quiet, argv=list(getattr(args, "argv", sys.argv[1:])),
                          report_only=args.report_only, force=args.force)
 

@@ -60,6 +60,9 @@ class RecipeConfig:
     synthetic_ratio: float = 0.0
     synthetic_fill: str = "inpaint"
     synthetic_captions: str = "noun-phrase"
+    # which removals D' uses: all (the paper's), or keep-cooccurrence (free classes only, or a cue
+    # with its dependent: the mini experiment's D'-null arm; `synthetic/removals.py`)
+    synthetic_removals: str = "all"
     # retrieval
     embed_batch_size: int = 256
     topk: int = 10
@@ -86,7 +89,7 @@ TRAINING_KEYS = (
     "model", "pretrained", "image_size", "karpathy", "train_split", "max_train_pairs", "mini_train",
     "epochs", "steps", "batch_size", "optimizer", "lr", "lr_halve_every_epochs", "lr_schedule", "weight_decay",
     "warmup_steps", "grad_clip", "precision", "group_batches", "seed", "synthetic_ratio",
-    "synthetic_fill", "synthetic_captions",
+    "synthetic_fill", "synthetic_captions", "synthetic_removals",
 )
 
 _HINTS = typing.get_type_hints(RecipeConfig)
@@ -241,6 +244,8 @@ def check(c: RecipeConfig) -> None:
         problems.append("synthetic_fill must be inpaint, blur, mean, zero or rerender")
     if c.synthetic_captions not in ("noun-phrase", "prompt"):
         problems.append("synthetic_captions must be noun-phrase or prompt")
+    if c.synthetic_removals not in ("all", "keep-cooccurrence"):
+        problems.append("synthetic_removals must be all or keep-cooccurrence")
     if not 0 <= c.seed < 2**32:
         problems.append("seed must be in [0, 2**32)")
     if problems:

@@ -11,8 +11,13 @@ The arms, on the world of mini-decorrelated v3 (pre-registered in tasks/mini/REA
 2. control: arm 1 fine-tuned on train only, same steps and learning-rate schedule as arm 3;
 3. synthetic: arm 1 fine-tuned on train + D' (object-removed pairs by the decorrelated task's tau
    rules, exact re-render fill, noun-phrase-removal captions), the paper's mitigation;
-4. unbiased: the same model and steps as arm 1, trained on train's unbiased twin.
-Arms 1 and 4 are the validation (the gates of `preregistration.py`), 2 and 3 the mitigation. The
+4. unbiased: the same model and steps as arm 1, trained on train's unbiased twin;
+5. synthetic-null ("D'-null", issue 30): arm 3 in everything (checkpoints, seeds, steps, ratio,
+   re-render, caption rule, grouped batches) except that its removals keep each (cue, dependent)
+   pair's co-occurrence (free classes only, or a cue with its dependent), so its extra pairs
+   break no co-occurrence: is D''s gain specific to the correlation it breaks?
+Arms 1 and 4 are the validation (the gates of `preregistration.py`), 2 and 3 the mitigation, 3 and 5
+its specificity. The
 retrieval benchmark is the same world's test split (`mini-shapes-retrieval`): the models never see
 the v2 world's colour captions. (The v2 run's report is kept in `baselines/results/mini-odmap-v2/`.)
 
@@ -94,14 +99,17 @@ def _arms(scratch: Mapping[str, Any], synthetic: Mapping[str, Any]) -> tuple[Arm
         Arm("control", "2 control fine-tune", "clip-finetune", {}, init="biased"),
         Arm("synthetic", "3 + synthetic (D')", "clip-finetune-synthetic", dict(synthetic), init="biased"),
         Arm("unbiased", "4 unbiased reference", "clip-scratch", {**scratch, "mini_train": "unbiased"}),
+        Arm("synthetic-null", "5 + synthetic, co-occurrence kept (D'-null)", "clip-finetune-synthetic",
+            {**synthetic, "synthetic_removals": "keep-cooccurrence"}, init="biased"),
     )
 
 
 EXPERIMENTS: dict[str, Experiment] = {
     "mini-odmap": Experiment(
         name="mini-odmap",
-        description=("mini-decorrelated v3's validation (biased and unbiased references) and the ODmAP paper's "
-                     "mitigation (D' vs control fine-tune), four arms x five seeds, CPU"),
+        description=("mini-decorrelated v3's validation (biased and unbiased references), the ODmAP paper's "
+                     "mitigation (D' vs control fine-tune) and its specificity (D' vs D'-null, whose removals keep "
+                     "the co-occurrence), five arms x five seeds, CPU"),
         arms=_arms(MINI_SCRATCH, MINI_SYNTHETIC),
         seeds=(0, 1, 2, 3, 4),
         common=MINI_COMMON,
@@ -121,7 +129,11 @@ QUICK = {
 }
 
 
-def get_experiment(name: str, quick: bool = False, seeds: Sequence[int] | None = None) -> Experiment:
+def get_experiment(name: str, quick: bool = False, seeds: Sequence[int] | None = None,
+                   arms: Sequence[str] | None = None) -> Experiment:
+    """The named experiment; `quick` at toy size; `seeds` and `arms` (names) a subset of its runs.
+    A subset of arms keeps the experiment's order; an arm that starts from another arm's weights
+    may be run without that arm when its checkpoints are already there (`missing_inits`)."""
     if name not in EXPERIMENTS:
         raise UsageError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
     exp = EXPERIMENTS[name]
@@ -132,7 +144,22 @@ def get_experiment(name: str, quick: bool = False, seeds: Sequence[int] | None =
         if not seeds or len(set(seeds)) != len(seeds) or any(s < 0 for s in seeds):
             raise UsageError("--seeds: distinct non-negative integers, e.g. 0,1,2")
         exp = replace(exp, seeds=tuple(seeds))
+    if arms is not None:
+        known = [a.name for a in exp.arms]
+        unknown = [a for a in arms if a not in known]
+        if unknown or not arms or len(set(arms)) != len(arms):
+            raise UsageError(f"--arms: distinct names of {exp.name}'s arms ({', '.join(known)})"
+                             + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
+        exp = replace(exp, arms=tuple(a for a in exp.arms if a.name in arms))
     return exp
+
+
+def missing_inits(exp: Experiment, work: Path) -> list[Path]:
+    """The starting checkpoints that the fine-tune arms need and that neither exist nor are made
+    by an arm of this run (a subset of arms run after their starting arm)."""
+    names = {a.name for a in exp.arms}
+    return [checkpoint_file(work, a.init, s) for a in exp.arms if a.init and a.init not in names
+            for s in exp.seeds if not checkpoint_file(work, a.init, s).is_file()]
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,22 @@ the two-level bootstrap (seeds and source images), all 95% percentile intervals.
 - **Primary** (the mitigation): D' fine-tune minus control fine-tune, partner-removal ODmAP@1,
   difference and interval as measured, whatever its sign.
 - **Secondary**: i2t R@1, D' minus control, non-inferior: the 95% lower bound at or above -2 points.
+
+Issue 30, the specificity of the mitigation (declared 2026-11-27, in the commit before any run of
+the D'-null arm; tasks/mini/README.md, amendment "issue 30"):
+- **Primary (specificity)**: D' fine-tune minus D'-null fine-tune (`synthetic - synthetic-null`;
+  D'-null is D' in everything but its removals, which keep each cue with its dependent),
+  partner-removal ODmAP@1, pooled over 5 seeds, two-level bootstrap with the seeds of both
+  fine-tunes drawn together (both start from the same biased model of each seed). Reported
+  whatever it shows; read as "the co-occurrence-breaking removals add partner-removal ODmAP@1
+  beyond what as many extra pairs in grouped batches give" only when the 95% interval is above 0.
+- **Key secondary**: the same contrast on absent-dependent@1 on controls (`absent dependent
+  named@1`: the top caption names the dependent of a cue in the query image while that dependent
+  is not in it); specific when the 95% interval is below 0 (D' names it less often).
+- **Reported with them** (pre-declared, descriptive, no decision rule): absent-dependent@1 and
+  any-absent-dependent@1 on controls and partner queries for every arm, the contrasts
+  synthetic - synthetic-null and synthetic-null - control on every metric, each with the same
+  bootstrap; P(dependent | cue) in D, D' and D + D' for the D' and D'-null arms.
 """
 
 from __future__ import annotations
@@ -44,6 +60,17 @@ CONTROL_TOLERANCE = 0.05
 PRIMARY = ("synthetic", "control", "ODmAP@1/partner")
 SECONDARY = ("synthetic", "control", "i2t_R@1")
 NON_INFERIORITY_MARGIN = -0.02
+# issue 30 (declared before the D'-null arm's run)
+SPECIFICITY_PRIMARY = ("synthetic", "synthetic-null", "ODmAP@1/partner")
+SPECIFICITY_KEY_SECONDARY = ("synthetic", "synthetic-null", "absent-dependent@1/control")
+SPECIFICITY_DESCRIPTIVE = (
+    ("synthetic", "synthetic-null", "absent-dependent@1/partner"),
+    ("synthetic", "control", "absent-dependent@1/control"),
+    ("synthetic-null", "control", "ODmAP@1/partner"),
+    ("synthetic-null", "control", "absent-dependent@1/control"),
+    ("synthetic", "synthetic-null", "ODmAP@1/control"),
+    ("synthetic", "synthetic-null", "i2t_R@1"),
+)
 
 
 def _pooled(report: Mapping[str, Any], arm: str, metric: str) -> float:
@@ -100,7 +127,25 @@ def evaluate(report: Mapping[str, Any]) -> dict[str, Any]:
         d2, ci2 = _difference(report, *SECONDARY)
         out["secondary"] = {"contrast": f"{SECONDARY[0]} - {SECONDARY[1]}", "metric": SECONDARY[2], "difference": d2,
                             "ci95": ci2, "margin": NON_INFERIORITY_MARGIN, "non_inferior": ci2[0] >= NON_INFERIORITY_MARGIN}
+    if {"synthetic", "synthetic-null", "control"} <= arms and report["differences"]:
+        out["specificity"] = specificity(report)
     return out
+
+
+def _contrast(report: Mapping[str, Any], a: str, b: str, metric: str) -> dict[str, Any]:
+    d, ci = _difference(report, a, b, metric)
+    return {"contrast": f"{a} - {b}", "metric": metric, "difference": d, "ci95": ci}
+
+
+def specificity(report: Mapping[str, Any]) -> dict[str, Any]:
+    """Issue 30's pre-registered contrasts: the primary (interval above 0: specific), the key
+    secondary (interval below 0: specific) and the descriptive ones, each as measured."""
+    primary = _contrast(report, *SPECIFICITY_PRIMARY)
+    primary["specific"] = primary["ci95"][0] > 0
+    key = _contrast(report, *SPECIFICITY_KEY_SECONDARY)
+    key["specific"] = key["ci95"][1] < 0
+    return {"primary": primary, "key_secondary": key,
+            "descriptive": [_contrast(report, *c) for c in SPECIFICITY_DESCRIPTIVE]}
 
 
 def render(result: Mapping[str, Any], preregistered: bool) -> list[str]:
@@ -125,4 +170,20 @@ def render(result: Mapping[str, Any], preregistered: bool) -> list[str]:
                   f"Secondary, {s['metric']} non-inferiority (95% lower bound >= {100 * s['margin']:+.0f} points): "
                   f"{_signed(s['difference'], s['ci95'])}, "
                   f"{'non-inferior' if s['non_inferior'] else 'non-inferiority NOT shown'}.", ""]
+    if "specificity" in result:
+        sp = result["specificity"]
+        p, k = sp["primary"], sp["key_secondary"]
+        declared = ("declared before the run of the D'-null arm, issue 30" if preregistered
+                    else "declared after this run; not a confirmatory test")
+        lines += [f"## Is the mitigation specific to the co-occurrence? ({declared})", "",
+                  "D'-null is D' in everything (checkpoints, seeds, steps, ratio, re-render, caption rule, grouped "
+                  "batches) except its removals, which keep each cue with its dependent.", "",
+                  f"**Primary: {p['contrast']}, {p['metric']}: {_signed(p['difference'], p['ci95'])} points** "
+                  f"({'interval above 0: the co-occurrence-breaking removals add to it' if p['specific'] else 'interval not above 0: no gain specific to breaking the co-occurrence shown'}).",
+                  "",
+                  f"**Key secondary: {k['contrast']}, {k['metric']}: {_signed(k['difference'], k['ci95'])} points** "
+                  f"({'interval below 0: D' + chr(39) + ' names the absent dependent less often' if k['specific'] else 'interval not below 0: no specific reduction shown'}).",
+                  "", "Reported with them (pre-declared, descriptive):", ""]
+        lines += [f"- {c['contrast']}, {c['metric']}: {_signed(c['difference'], c['ci95'])}" for c in sp["descriptive"]]
+        lines.append("")
     return lines

@@ -7,7 +7,7 @@ and is written into results.json as `Experiment.describe()`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +58,8 @@ def render_markdown(exp: Any, report: Mapping[str, Any], command: str, timing: M
         "pooled). Partner removals and matched "
         "controls are reported separately. How the arms are made: `baselines/README.md`.",
         "",
-        f"Seeds: {', '.join(map(str, exp.seeds))}. Wall time: {timing.get('total_s', '?')} s "
-        f"({timing.get('workers', '?')} worker processes, one thread each).",
+        f"Seeds: {', '.join(map(str, exp.seeds))}. Arms: {', '.join(a.name for a in exp.arms)}. "
+        + _timing_line(timing),
         "",
     ]
     lines += preregistration.render(report["preregistered"], exp.preregistered)
@@ -70,6 +70,7 @@ def render_markdown(exp: Any, report: Mapping[str, Any], command: str, timing: M
             for arm in dict.fromkeys(m["arm"] for m in moved))
         lines += [f"Did the fine-tunes move the model? Share of decorrelated queries whose top-1 caption "
                   f"changed from the starting model's (mean over seeds): {shares}.", ""]
+    lines += _cooccurrence_lines(report.get("cooccurrence", []), labels)
     lines += ["## Pooled over seeds (mean over seeds; the interval resamples seeds and source images)", ""]
     header = ["arm", *DECORRELATED, *RETRIEVAL]
     lines.append("| " + " | ".join(header) + " |")
@@ -85,8 +86,11 @@ def render_markdown(exp: Any, report: Mapping[str, Any], command: str, timing: M
               "share of the top 10 captions (named@10), that name a class removed from the query image. "
               "partner@1: the top caption names the removed partner of a class that stays (the shortcut's "
               "own error; lower is better). present@1: the top caption names a class that is in the query "
-              "image (recognition; higher is better). Computed from the decorrelated task's own ground truth "
-              "(the gallery's class mentions).", "",
+              "image (recognition; higher is better). absent-dependent@1: the top caption names the dependent "
+              "of a cue in the query image while that dependent is not in it (the shortcut's error, on controls "
+              "too, where ODmAP cannot see it; on partner queries it equals partner@1); any-absent-dependent@1: it "
+              "names any dependent class absent from the image. Computed from the decorrelated task's own ground "
+              "truth (the gallery's class mentions).", "",
               "| arm | " + " | ".join(MENTIONS) + " |", "|" + "---|" * (len(MENTIONS) + 1)]
     for row in report["pooled"]:
         lines.append(f"| {labels[row['arm']]} | " + " | ".join(_pct(row["scores"][c]) + _ci(row["ci95"].get(c)) for c in MENTIONS) + " |")
@@ -118,13 +122,60 @@ def render_markdown(exp: Any, report: Mapping[str, Any], command: str, timing: M
     return "\n".join(lines)
 
 
+def _timing_line(timing: Mapping[str, Any]) -> str:
+    if timing.get("report_only"):
+        return "Report rewritten from the submissions already written (`--report-only`); the run's time is in its own report."
+    line = (f"Wall time: {timing.get('total_s', '?')} s ({timing.get('workers', '?')} worker processes, one thread each)")
+    if "total_cpu_s" in timing:
+        line += f"; CPU time {timing['total_cpu_s']} s (this process and its workers)"
+    load = timing.get("load_average") or {}
+    if load.get("mean_1min") is not None:
+        line += (f"; the machine's 1-minute load average {load['mean_1min']} on average, at most {load['max_1min']} "
+                 f"({len(load['samples'])} samples: other processes shared the cores when it exceeds the workers)")
+    return line + "."
+
+
+def _cooccurrence_lines(rows: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> list[str]:
+    """P(dependent | cue) in the training pairs of each D' arm (mean over seeds; the same D in all)."""
+    if not rows:
+        return []
+    lines = ["## P(dependent | cue) in the training data", "",
+             "Of the training pairs whose image shows a cue, the share that also shows its dependent (pooled over the "
+             "three pairs; one entry per pair; mean over seeds, range in brackets). D: the biased train pairs; D': the "
+             "synthetic pairs; D + D': what the fine-tune trained on. Breaking pairs: D' pairs whose removal takes a cue "
+             "or a dependent without the other.", "",
+             "| arm | D' pairs | breaking pairs | D | D' | D + D' | D' (images with 2+ classes) | D + D' (2+ classes) |",
+             "|---|---|---|---|---|---|---|---|"]
+
+    def cell(values: Sequence[float | None]) -> str:
+        v = [x for x in values if x is not None]
+        if not v:
+            return "n/a"
+        if all(float(x).is_integer() for x in v):  # counts
+            mean = f"{float(np.mean(v)):.0f}"
+            return mean if min(v) == max(v) else f"{mean} [{min(v):.0f}, {max(v):.0f}]"
+        mean = f"{float(np.mean(v)):.3f}"
+        return mean if min(v) == max(v) else f"{mean} [{min(v):.3f}, {max(v):.3f}]"
+
+    for arm in dict.fromkeys(r["arm"] for r in rows):
+        mine = [r for r in rows if r["arm"] == arm]
+        p = [r["p_dependent_given_cue"] for r in mine]
+        cells = [labels.get(arm, arm), cell([r.get("synthetic_pairs") for r in mine]), cell([r["breaking_pairs"] for r in mine])]
+        cells += [cell([x[part][subset]["p"] for x in p]) for part, subset in
+                  (("D", "all"), ("D'", "all"), ("D+D'", "all"), ("D'", "two_or_more_classes"),
+                   ("D+D'", "two_or_more_classes"))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
 def plot(exp: Any, report: Mapping[str, Any], path: Path, quick: bool = False) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    colours = {"biased": "#d62728", "control": "#1f77b4", "synthetic": "#2ca02c", "unbiased": "#7f7f7f"}
+    colours = {"biased": "#d62728", "control": "#1f77b4", "synthetic": "#2ca02c", "unbiased": "#7f7f7f",
+               "synthetic-null": "#9467bd"}
     markers = "osD^v<>"
     fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=100)
     labels = {a.name: a.label for a in exp.arms}
@@ -172,10 +223,12 @@ REPORT_FOLDER = FolderKind("vlbench baseline experiment", legacy=_is_report_fold
 
 def write_report(exp: Any, jobs: Sequence[Any], runs: Sequence[Mapping[str, Any]], out_dir: Path, *,
                  data_dir: Path | None, bootstrap: int, command: str, quick: bool,
-                 timing: Mapping[str, Any], started: float | None = None, force: bool = False) -> None:
+                 timing: Mapping[str, Any], started: float | None = None,
+                 finish_timing: Callable[[], Mapping[str, Any]] | None = None, force: bool = False) -> None:
     """Score everything and replace `out_dir` with README.md, results.json and plot.png at once
     (the output rule: only a folder holding an earlier report, unless `force`).
-    `started`: `time.perf_counter()` at the experiment's start, for the total wall time."""
+    `started`: `time.perf_counter()` at the experiment's start, for the total wall time;
+    `finish_timing`: more timing facts, measured once everything is scored (the total CPU time)."""
     import time
 
     from .provenance import git_commit, package_versions
@@ -184,6 +237,8 @@ def write_report(exp: Any, jobs: Sequence[Any], runs: Sequence[Mapping[str, Any]
     timing = {**timing}
     if started is not None:
         timing["total_s"] = round(time.perf_counter() - started, 1)
+    if finish_timing is not None:
+        timing.update(finish_timing())
     total = sum(r.get("wall_time_s", 0) for r in runs)
     timing.setdefault("runs_wall_time_sum_s", round(total, 1))
     doc = {"experiment": exp.describe(), "quick": quick, "command": command, "bootstrap": {"resamples": bootstrap, "seed": 0},

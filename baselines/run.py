@@ -99,6 +99,7 @@ def run_recipe(
     if recipe.train:
         n_original = len(pairs)
         n_synthetic = 0
+        synthetic_facts: dict[str, Any] | None = None
         if recipe.synthetic and config.synthetic_ratio > 0:
             from .data import Pair
             from .synthetic.build import build_synthetic_pairs
@@ -107,20 +108,26 @@ def run_recipe(
             # D' is shared by every run with the same parameters: cache it with the data.
             base = data or _default_data()
             knobs = {k: config.extra[k] for k in ("inpaint_model", "inpaint_steps", "inpaint_resolution") if k in config.extra}
+            sources = load_sources(benchmark.id, base, source.image_root if source.world_root is None else None)
+            cooccurring = _cooccurring_pairs(source)
             extra = build_synthetic_pairs(
-                load_sources(benchmark.id, base, source.image_root if source.world_root is None else None),
-                ratio=config.synthetic_ratio, fill=config.synthetic_fill, captions=config.synthetic_captions,
+                sources, ratio=config.synthetic_ratio, fill=config.synthetic_fill, captions=config.synthetic_captions,
                 seed=config.seed, cache_dir=base / "synthetic", rank=dist.rank, world_size=dist.world_size,
-                device=device, progress=progress, **knobs,
+                device=device, progress=progress, removals=config.synthetic_removals, pairs=cooccurring, **knobs,
             )
             pairs = pairs + [Pair(Path(p), c, g) for p, c, g in extra]
             n_synthetic = len(extra)
+            if cooccurring and dist.main and extra:
+                synthetic_facts = _cooccurrence_facts(sources, Path(extra[0][0]).parent, cooccurring,
+                                                      config.synthetic_removals)
         ckpt = Path(checkpoint_dir) if checkpoint_dir else None
         result = train(loaded, pairs, config, device=device, checkpoint_dir=ckpt, dist=dist,
                        stop_after=stop_after, progress=progress)
         train_info = {"pairs": n_original, "synthetic_pairs": n_synthetic, "steps": result.steps,
                       "resumed_from_step": result.resumed_from, "pairs_per_s": round(result.pairs_per_s, 2),
                       "final_loss": result.final_loss if math.isfinite(result.final_loss) else None}
+        if synthetic_facts is not None:
+            train_info["synthetic"] = synthetic_facts
     if not dist.main:
         return RunResult(None, None, train_info)
 
@@ -188,6 +195,32 @@ def check_outputs(out: str | os.PathLike | None, config: cfg.RecipeConfig,
         if problem:
             raise UsageError(problem)
     return out_path
+
+
+def _cooccurring_pairs(source: Any) -> tuple[tuple[str, str], ...]:
+    """The world's (cue, dependent) pairs where they are known (the mini world), else none."""
+    if source.world_root is None:
+        return ()
+    from vlbench.tasks.mini.build import world_config
+
+    return tuple(world_config(source.world_name).pairs())
+
+
+def _cooccurrence_facts(sources: Sequence[Any], folder: Path, cooccurring: Sequence[tuple[str, str]],
+                        rule: str) -> dict[str, Any]:
+    """P(dependent | cue) in D (the train pairs D' is drawn from), D' and D + D', one entry per
+    pair; and how many D' pairs break the co-occurrence (remove a cue or a dependent alone)."""
+    from .synthetic.build import read_manifest
+    from .synthetic.removals import keeps_cooccurrence, p_dependent_given_cue
+
+    items = read_manifest(folder)["items"]
+    original = [{c for c, _ in s.objects} for s in sources for _ in s.captions]
+    synthetic = [set(i["present_classes"]) for i in items]
+    return {"removals": rule, "pairs": [list(p) for p in cooccurring],
+            "breaking_pairs": sum(not keeps_cooccurrence(i["removed_classes"], cooccurring) for i in items),
+            "p_dependent_given_cue": {"D": p_dependent_given_cue(original, cooccurring),
+                                      "D'": p_dependent_given_cue(synthetic, cooccurring),
+                                      "D+D'": p_dependent_given_cue(original + synthetic, cooccurring)}}
 
 
 def _default_data() -> Path:

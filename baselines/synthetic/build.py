@@ -24,10 +24,11 @@ from vlbench.errors import UsageError
 from vlbench.hashing import sha256_bytes, sha256_file
 from vlbench.jsonio import read_trusted_json
 from vlbench.progress import bar
-from vlbench.tasks.decorrelated.removal import TAU1, TAU2, TAU3, Removal, candidate_removals
+from vlbench.tasks.decorrelated.removal import TAU1, TAU2, TAU3, Removal
 
 from ..runtime import barrier, is_distributed
 from .captions import CAPTION_MODES, ClassMentions, mentions_for, prompt_caption, synthetic_caption
+from .removals import ALL, REMOVAL_RULES, Pairs, allowed_removals
 from .sources import SourceImage
 
 MANIFEST = "manifest.json"
@@ -44,7 +45,7 @@ class Planned:
 
 
 def plan(sources: Sequence[SourceImage], *, ratio: float, captions: str, seed: int, n_pairs: int | None = None,
-         tau: tuple[float, float, float] = (TAU1, TAU2, TAU3)) -> list[Planned]:
+         tau: tuple[float, float, float] = (TAU1, TAU2, TAU3), removals: str = ALL, pairs: Pairs = ()) -> list[Planned]:
     """Which images, which removal, which caption: |D'| = round(ratio * |D|) pairs (|D| = the
     train pairs, or `n_pairs`), chosen with `seed`.
 
@@ -52,9 +53,17 @@ def plan(sources: Sequence[SourceImage], *, ratio: float, captions: str, seed: i
     only when that falls short of the ratio (the paper's COCO D' of 45,467 pairs is about 0.08 of
     |D|) do later passes add a second, third, ... pair per image, each a different removal or a
     different caption of it. Fewer pairs come out only when every option is used up.
+
+    `removals`: which removals an image offers (`removals.py`: `all`, the paper's; or
+    `keep-cooccurrence`, which needs the world's (cue, dependent) `pairs`).
     """
     if captions not in CAPTION_MODES:
         raise UsageError(f"synthetic captions {captions!r}: one of {', '.join(CAPTION_MODES)}")
+    if removals not in REMOVAL_RULES:
+        raise UsageError(f"synthetic removals {removals!r}: one of {', '.join(REMOVAL_RULES)}")
+    if removals != ALL and not pairs:
+        raise UsageError(f"synthetic removals {removals!r} need the co-occurring class pairs of the world "
+                         "(known for the mini world only)")
     total = sum(len(s.captions) for s in sources) if n_pairs is None else n_pairs
     want = round(ratio * total)
     rng = random.Random(f"dprime:{seed}")
@@ -63,7 +72,7 @@ def plan(sources: Sequence[SourceImage], *, ratio: float, captions: str, seed: i
     mentions = mentions_for(sources)
     out: list[Planned] = []
     # Options are drawn lazily: most sets stop within the first pass, long before all images.
-    pending = [(src, _options(src, captions, tau, mentions, rng)) for src in order]
+    pending = [(src, _options(src, captions, tau, mentions, rng, removals, pairs)) for src in order]
     round_no = 0
     while pending and len(out) < want:
         still: list[tuple[SourceImage, Iterator[tuple[Removal, str]]]] = []
@@ -84,10 +93,10 @@ def plan(sources: Sequence[SourceImage], *, ratio: float, captions: str, seed: i
 
 
 def _options(src: SourceImage, captions: str, tau: tuple[float, float, float], mentions: ClassMentions,
-             rng: random.Random) -> Iterator[tuple[Removal, str]]:
+             rng: random.Random, rule: str = ALL, pairs: Pairs = ()) -> Iterator[tuple[Removal, str]]:
     """The image's (removal, caption) pairs in a seeded random order: removals shuffled, and for
     each its usable captions shuffled (prompt mode: one prompt per removal)."""
-    removals = candidate_removals(src.objects, src.width, src.height, *tau)
+    removals = allowed_removals(src.objects, src.width, src.height, rule, pairs, tau)
     # Runs at the first draw; every pass draws sources in the same order, so a seed fixes the set.
     order = rng.sample(range(len(removals)), len(removals))
     ks = rng.sample(range(len(src.captions)), len(src.captions))
@@ -117,6 +126,11 @@ def _safe(text: str) -> str:
 def _digest(params: dict[str, Any], sources: Sequence[SourceImage]) -> str:
     listed = "".join(f"{s.image_id}\0{s.path}\0{s.width}x{s.height}\0{s.objects}\0{s.captions}\n" for s in sources)
     return sha256_bytes((json.dumps(params, sort_keys=True) + listed).encode())
+
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    """A built D' set's manifest (params, and per item its caption, removed and present classes)."""
+    return read_trusted_json(Path(folder) / MANIFEST)
 
 
 def _cached(folder: Path) -> list[tuple[Path, str, str]] | None:
@@ -221,6 +235,7 @@ def build_synthetic_pairs(
     inpaint_model: str = "stable-diffusion-v1-5/stable-diffusion-inpainting", inpaint_steps: int = 25,
     inpaint_resolution: int = 512, batch_size: int = 8, n_pairs: int | None = None,
     tau: tuple[float, float, float] = (TAU1, TAU2, TAU3), filler: Filler | None = None,
+    removals: str = ALL, pairs: Pairs = (),
 ) -> list[tuple[Path, str, str]]:
     """D' as (image path, caption, group = source image id), cached under `cache_dir`.
 
@@ -228,6 +243,7 @@ def build_synthetic_pairs(
     publishes the set after a barrier and every rank returns it. Without it, ranks may run as
     separate jobs sharing `cache_dir`: a rank > 0 fills its share and returns its own pairs (staging
     paths), and the rank-0 call fills whatever is still missing, then publishes the whole set.
+    `removals` and `pairs`: which removals are allowed (`plan`).
     """
     if fill not in FILLS:
         raise UsageError(f"synthetic fill {fill!r}: one of {', '.join(FILLS)}")
@@ -235,12 +251,15 @@ def build_synthetic_pairs(
               "n_pairs": n_pairs}
     if fill == "inpaint":
         params.update(inpaint_model=inpaint_model, inpaint_steps=inpaint_steps, inpaint_resolution=inpaint_resolution)
+    if removals != ALL:  # the paper's rule keeps the cache key it always had
+        params.update(removals=removals, pairs=[list(p) for p in pairs])
     digest = _digest(params, sources)
     folder = Path(cache_dir) / f"dprime-{digest[:16]}"
     done = _cached(folder)
     if done is not None:
         return done
-    planned = plan(sources, ratio=ratio, captions=captions, seed=seed, n_pairs=n_pairs, tau=tau)
+    planned = plan(sources, ratio=ratio, captions=captions, seed=seed, n_pairs=n_pairs, tau=tau, removals=removals,
+                   pairs=pairs)
     staging = Path(cache_dir) / f".dprime-{digest[:16]}.partial"
     staging.mkdir(parents=True, exist_ok=True)
     filler = filler or Filler(fill, device, inpaint_model, inpaint_steps, inpaint_resolution, batch_size)

@@ -21,7 +21,13 @@ from vlbench.errors import UsageError
 from vlbench.progress import progress
 from vlbench.source_check import check_source
 from vlbench.tasks.decorrelated.manifest import Gallery, Query, build_manifest
-from vlbench.tasks.decorrelated.mentions import FLICKR_CLASSES, MentionMatcher, coco_matcher, tokens
+from vlbench.tasks.decorrelated.mentions import (
+    COCO_MATCHER,
+    FLICKR_CLASSES,
+    MentionMatcher,
+    coco_matcher,
+    tokens,
+)
 from vlbench.tasks.decorrelated.removal import (
     TAU1,
     TAU2,
@@ -156,7 +162,7 @@ def prepare_coco(benchmark_id: str, source: Path, force: bool = False) -> dict[s
     matcher = coco_matcher()
     queries = coco_queries(dataset, _find(source, "annotations"))
     gallery = karpathy_gallery(dataset, _text_mentions(matcher))
-    params = {**PARAMS, "matcher": "coco-table4", "selection": "sha256(image id) mod candidates"}
+    params = {**PARAMS, "matcher": COCO_MATCHER, "selection": "sha256(image id) mod candidates"}
     return _with_deviation(build_manifest(benchmark_id, matcher.classes, queries, gallery, params), deviation)
 
 

@@ -65,17 +65,32 @@ def plan_removal(
     tau3: float = TAU3,
 ) -> Removal | None:
     """The removal that starts from `target_class`, or None when the rules reject it."""
+    return plan_joint_removal(objects, width, height, (target_class,), tau1, tau2, tau3)
+
+
+def plan_joint_removal(
+    objects: Sequence[tuple[str, BoxXYWH]],
+    width: int,
+    height: int,
+    targets: Sequence[str],
+    tau1: float = TAU1,
+    tau2: float = TAU2,
+    tau3: float = TAU3,
+) -> Removal | None:
+    """The removal that starts from several classes at once (B_r the union of their boxes; the
+    same tau rules), or None when the rules reject it. One target is `plan_removal`. Used to
+    remove a class together with another (the mini experiment's co-occurrence-keeping D')."""
     by_class: dict[str, list[BoxXYWH]] = {}
     for cls, box in objects:
         by_class.setdefault(cls, []).append(box)
-    if target_class not in by_class or len(by_class) < 2:
+    if not targets or any(t not in by_class for t in targets) or len(by_class) < 2:
         return None
     masks = {c: box_mask(b, width, height) for c, b in by_class.items()}
     areas = {c: int(m.sum()) for c, m in masks.items()}
-    target = masks[target_class]
-    removed = {target_class}
+    target = np.logical_or.reduce([masks[t] for t in targets])
+    removed = set(targets)
     for c, m in masks.items():
-        if c != target_class and areas[c] > 0 and (target & m).sum() / areas[c] > tau2:
+        if c not in removed and areas[c] > 0 and (target & m).sum() / areas[c] > tau2:
             removed.add(c)
     erased = np.logical_or.reduce([masks[c] for c in removed])
     fraction = float(erased.sum()) / float(width * height)
@@ -88,7 +103,7 @@ def plan_removal(
         if areas[c] == 0 or (erased & masks[c]).sum() / areas[c] >= tau1:
             return None
     return Removal(
-        target_class=target_class,
+        target_class=targets[0],
         removed_classes=tuple(sorted(removed)),
         present_classes=tuple(kept),
         removed_boxes=tuple(b for c in sorted(removed) for b in by_class[c]),

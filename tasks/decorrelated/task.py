@@ -46,7 +46,19 @@ class DecorrelatedRetrievalTask(TaskType):
     prediction_schema = "predictions.schema.json"
 
     def load_ground_truth(self, benchmark: Benchmark, files: GroundTruthFiles) -> GroundTruth:
-        return load_manifest(files.paths["manifest"])
+        gt = load_manifest(files.paths["manifest"])
+        if benchmark.option("source_kind") == "coco":
+            from vlbench.tasks.decorrelated.mentions import COCO_MATCHER
+
+            made_by = gt.raw.get("params", {}).get("matcher")
+            if made_by != COCO_MATCHER:
+                # a manifest of an earlier version: its gallery mentions came from another matcher
+                raise UsageError(
+                    f"the ground truth of {benchmark.id} in {files.paths['manifest'].parent} was prepared with the "
+                    f"class matcher {made_by!r}, not {COCO_MATCHER!r} (v{benchmark.version}: class phrases no longer "
+                    f"match across punctuation); prepare it again: vlbench data prepare {benchmark.id} --source DIR"
+                )
+        return gt
 
     def fast_structure(self, predictions: Any, benchmark: Benchmark) -> Structure:
         return Structure(sections_conform(predictions, (POPULATION,)))

@@ -1,6 +1,8 @@
 """The committed mini-odmap reports state what `vlbench score` gives for the committed submissions.
 
-v3 (`baselines/results/mini-odmap/`, the full run): every submission is scored again. v2 (`baselines/results/mini-odmap-v2/`): its mini-decorrelated results are retired (v2.0's
+v3 (`baselines/results/mini-odmap/`, the full run, five arms with issue 30's D'-null): every
+submission is scored again, and the top-caption measures (named@k, partner@1, present@1, the
+absent-dependent measures) and each D' run's P(dependent | cue) are computed again from the files. v2 (`baselines/results/mini-odmap-v2/`): its mini-decorrelated results are retired (v2.0's
 ground truth is no longer shipped), so its numbers are checked against the retired score records,
 and its mini-retrieval submissions, still current, are scored again.
 """
@@ -24,20 +26,37 @@ def _name(run: dict) -> str:
 
 
 def test_committed_numbers_equal_vlbench_score_of_committed_submissions() -> None:
+    from vlbench.baselines.analysis import MENTIONS, named_from_means, removed_mentions
     from vlbench.baselines.experiment import get_experiment
 
     doc = json.loads(RESULTS.read_text())
     exp = get_experiment("mini-odmap")
     assert not doc["quick"]
     assert len(doc["runs"]) == len(exp.arms) * len(exp.seeds)
+    assert {(r["arm"], r["seed"]) for r in doc["runs"]} == {(a.name, s) for a in exp.arms for s in exp.seeds}
+    cooccurrence = {(r["arm"], r["seed"]): r for r in doc["cooccurrence"]}
+    assert set(cooccurrence) == {(a, s) for a in ("synthetic", "synthetic-null") for s in exp.seeds}
     for run in doc["runs"]:
         for benchmark, facts in run["files"].items():
             path = REPO / "submissions" / benchmark / _name(run)
-            result = score_file(path, bootstrap=0).result
+            evaluation = score_file(path, bootstrap=0)
+            result = evaluation.result
             assert result.submission_sha256 == facts["submission_sha256"], path
             for key, value in run["scores"].items():
                 if key in result.scores:
                     assert result.scores[key] == value, (path, key)
+            if benchmark != "mini-decorrelated":
+                continue
+            items = removed_mentions(evaluation)
+            point = named_from_means({k: t.column_means() for k, t in items.items()})
+            for key in MENTIONS:
+                assert float(point[key][0]) == run["scores"][key], (path, key)
+            train = json.loads(path.read_text())["meta"]["extra"]["recipe"].get("train") or {}
+            if (run["arm"], run["seed"]) in cooccurrence:
+                facts_of_run = cooccurrence[(run["arm"], run["seed"])]
+                assert train["synthetic"]["p_dependent_given_cue"] == facts_of_run["p_dependent_given_cue"]
+                assert train["synthetic"]["breaking_pairs"] == facts_of_run["breaking_pairs"]
+                assert (facts_of_run["breaking_pairs"] == 0) is (run["arm"] == "synthetic-null")
 
 
 def test_v2_numbers_equal_the_retired_records_and_current_scores() -> None:

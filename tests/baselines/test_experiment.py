@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from vlbench.baselines.experiment import BENCHMARKS, get_experiment, job_argv, plan_jobs
+from vlbench.baselines.experiment import (
+    BENCHMARKS,
+    checkpoint_file,
+    get_experiment,
+    job_argv,
+    missing_inits,
+    plan_jobs,
+)
 from vlbench.cli import main
 from vlbench.errors import UsageError
 
@@ -17,7 +24,7 @@ from vlbench.errors import UsageError
 def test_jobs_are_one_recipe_command_each(tmp_path: Path) -> None:
     exp = get_experiment("mini-odmap")
     jobs = plan_jobs(exp, tmp_path / "w", tmp_path / "s")
-    assert len(jobs) == len(exp.arms) * len(exp.seeds) == 20
+    assert len(jobs) == len(exp.arms) * len(exp.seeds) == 25
     control = next(j for j in jobs if j.arm.name == "control" and j.seed == 2)
     argv = job_argv(control, "mini-decorrelated", tmp_path / "x.json", None)
     assert argv[:3] == ["baseline", "run", "clip-finetune"]
@@ -27,6 +34,10 @@ def test_jobs_are_one_recipe_command_each(tmp_path: Path) -> None:
     assert steps == {s for s in control.sets if s.startswith("steps=")}  # arms 2 and 3: the same steps
     unbiased = next(j for j in jobs if j.arm.name == "unbiased")
     assert "mini_train=unbiased" in unbiased.sets
+    null = next(j for j in jobs if j.arm.name == "synthetic-null" and j.seed == 2)
+    # D'-null: arm 3's command with one setting more (the same checkpoint, seed and everything else)
+    assert set(null.sets) - set(synthetic.sets) == {"synthetic_removals=keep-cooccurrence"}
+    assert set(synthetic.sets) <= set(null.sets) and null.arm.recipe == synthetic.arm.recipe
 
 
 def test_the_full_experiment_is_the_preregistered_v3_recipe() -> None:
@@ -51,6 +62,9 @@ def test_the_full_experiment_is_the_preregistered_v3_recipe() -> None:
     assert exp.arm("control").init == exp.arm("synthetic").init == "biased"
     assert exp.arm("synthetic").sets == {"synthetic_ratio": 0.4, "synthetic_fill": "rerender",
                                          "synthetic_captions": "noun-phrase", "group_batches": True}
+    # issue 30's D'-null: D' in everything but its removals
+    assert exp.arm("synthetic-null").sets == {**exp.arm("synthetic").sets, "synthetic_removals": "keep-cooccurrence"}
+    assert exp.arm("synthetic-null").init == "biased" and exp.arm("synthetic-null").recipe == "clip-finetune-synthetic"
     # a learning-rate budget (sum of lr over steps) of about a third of the from-scratch one
     def budget(steps: int, lr: float, warmup: int) -> float:
         return sum(lr * (t + 1) / warmup if t < warmup else
@@ -65,6 +79,9 @@ def test_the_full_experiment_is_the_preregistered_v3_recipe() -> None:
     (["baseline", "experiment", "mini-odmap", "--seeds", "1,1"], "distinct"),
     (["baseline", "experiment", "mini-odmap", "--workers", "0"], "--workers"),
     (["baseline", "experiment", "mini-odmap", "--bootstrap", "-1"], "--bootstrap"),
+    (["baseline", "experiment", "mini-odmap", "--arms", "nope"], "unknown: nope"),
+    (["baseline", "experiment", "mini-odmap", "--arms", "control,control"], "--arms"),
+    (["baseline", "experiment", "mini-odmap", "--arms", ","], "--arms"),
 ])
 def test_bad_options_are_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     assert main(argv) == 2
@@ -82,9 +99,32 @@ def test_the_record_describes_itself_as_data() -> None:
     doc = exp.describe()
     assert doc["name"] == "mini-odmap" and doc["seeds"] == [3, 1] and doc["preregistered"] is True
     assert doc["common"] == dict(exp.common) and doc["finetune"] == dict(exp.finetune)
-    assert [a["name"] for a in doc["arms"]] == ["biased", "control", "synthetic", "unbiased"]
+    assert [a["name"] for a in doc["arms"]] == ["biased", "control", "synthetic", "unbiased", "synthetic-null"]
     assert doc["arms"][1] == {"name": "control", "label": "2 control fine-tune", "recipe": "clip-finetune",
                               "init": "biased", "sets": {}}
+
+
+def test_arms_select_a_subset_in_the_experiment_s_order(tmp_path: Path) -> None:
+    exp = get_experiment("mini-odmap", arms=["synthetic-null", "biased"])
+    assert [a.name for a in exp.arms] == ["biased", "synthetic-null"]
+    jobs = plan_jobs(exp, tmp_path / "w", tmp_path / "s")
+    assert {j.arm.name for j in jobs} == {"biased", "synthetic-null"} and len(jobs) == 10
+    # with its starting arm in the run, a fine-tune needs no checkpoint yet
+    assert missing_inits(exp, tmp_path / "w") == []
+    alone = get_experiment("mini-odmap", arms=["synthetic-null"], seeds=[0, 1])
+    assert missing_inits(alone, tmp_path / "w") == [checkpoint_file(tmp_path / "w", "biased", s) for s in (0, 1)]
+    checkpoint_file(tmp_path / "w", "biased", 0).parent.mkdir(parents=True)
+    checkpoint_file(tmp_path / "w", "biased", 0).write_bytes(b"x")
+    assert missing_inits(alone, tmp_path / "w") == [checkpoint_file(tmp_path / "w", "biased", 1)]
+
+
+def test_a_fine_tune_arm_without_its_checkpoints_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["baseline", "experiment", "mini-odmap", "--arms", "synthetic-null", "--work-dir", str(tmp_path / "w"),
+            "--data-dir", str(tmp_path / "d"), "--out", str(tmp_path / "r"), "--submissions", str(tmp_path / "s")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "starting checkpoints are missing" in err and "biased-seed0" in err
+    assert not (tmp_path / "r").exists() and not (tmp_path / "s").exists()
 
 
 def test_seeds_help_is_the_record_s(capsys: pytest.CaptureFixture[str]) -> None:

@@ -47,7 +47,8 @@ def test_quick_writes_the_report_and_valid_submissions(quick: Path, data_dir: Pa
     arms = [a.name for a in exp.arms]
     assert [(r["arm"], r["seed"]) for r in doc["runs"]] == [(a, s) for a in arms for s in exp.seeds]
     overs = {(d["a"], d["b"], d["over"]) for d in doc["differences"]}
-    for a, b in (("synthetic", "control"), ("synthetic", "biased"), ("unbiased", "biased")):
+    for a, b in (("synthetic", "control"), ("synthetic", "biased"), ("unbiased", "biased"),
+                 ("synthetic", "synthetic-null"), ("synthetic-null", "control")):
         assert {(a, b, f"seed {s}") for s in exp.seeds} | {(a, b, "pooled")} <= overs
     readme = (results / "README.md").read_text()
     assert "ODmAP@1/partner" in readme and "ODmAP@1/control" in readme and "i2t_R@1" in readme
@@ -59,8 +60,28 @@ def test_quick_writes_the_report_and_valid_submissions(quick: Path, data_dir: Pa
     assert isinstance(pre["secondary"]["non_inferior"], bool)
     assert "Validity gates" in readme and "Primary result" in readme
     assert "expected value of random ranking" in readme
+    # issue 30: the specificity contrasts, the absent-dependent measures and P(dependent | cue)
+    spec = pre["specificity"]
+    assert spec["primary"]["contrast"] == "synthetic - synthetic-null" and spec["primary"]["metric"] == "ODmAP@1/partner"
+    assert spec["key_secondary"]["metric"] == "absent-dependent@1/control" and len(spec["descriptive"]) == 6
+    assert "Is the mitigation specific" in readme and "P(dependent | cue) in the training data" in readme
+    for row in doc["pooled"]:
+        for m in ("absent-dependent@1/control", "absent-dependent@1/partner", "any-absent-dependent@1/control"):
+            assert 0.0 <= row["scores"][m] <= 1.0
+    co = {(r["arm"], r["seed"]): r for r in doc["cooccurrence"]}
+    assert set(co) == {(a, s) for a in ("synthetic", "synthetic-null") for s in exp.seeds}
+    for (arm, _), r in co.items():
+        p = r["p_dependent_given_cue"]
+        assert (r["breaking_pairs"] == 0) is (arm == "synthetic-null") and r["synthetic_pairs"] > 0
+        assert p["D"]["all"]["p"] == co[("synthetic", exp.seeds[0])]["p_dependent_given_cue"]["D"]["all"]["p"]
+        assert {"D", "D'", "D+D'"} == set(p)
+    null, paper = co[("synthetic-null", exp.seeds[0])], co[("synthetic", exp.seeds[0])]
+    assert (null["p_dependent_given_cue"]["D+D'"]["all"]["p"] > paper["p_dependent_given_cue"]["D+D'"]["all"]["p"])
+    timing = doc["timing"]
+    assert timing["total_cpu_s"] > 0 and timing["train_and_predict_cpu_s"] > 0 and timing["load_average"]["samples"]
     moved = doc["fine_tune_moved"]
-    assert {(m["arm"], m["seed"]) for m in moved} == {(a, s) for a in ("control", "synthetic") for s in exp.seeds}
+    assert {(m["arm"], m["seed"]) for m in moved} == {(a, s) for a in ("control", "synthetic", "synthetic-null")
+                                                      for s in exp.seeds}
     assert all(0.0 <= m["top1_changed"] <= 1.0 for m in moved) and "Did the fine-tunes move" in readme
     for arm in arms:
         for seed in exp.seeds:
@@ -132,3 +153,21 @@ def test_outputs_are_checked_before_any_training(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="does not exist"):
         check(subs_dir=tmp_path / "no" / "subs")
     assert not (tmp_path / "no").exists()
+
+
+def test_arms_run_a_subset_from_the_checkpoints_there(quick: Path, data_dir: Path) -> None:
+    """`--arms synthetic-null` alone: its starting checkpoints are in the work folder, its own
+    finished checkpoint is reused, and the predictions equal the full run's; the report covers
+    that arm only."""
+    out, subs = quick / "subset-results", quick / "subset-subs"
+    argv = ["baseline", "experiment", "mini-odmap", "--quick", "--arms", "synthetic-null", "--data-dir", str(data_dir),
+            "--work-dir", str(quick / "runs"), "--out", str(out), "--submissions", str(subs), "--workers", "1",
+            "--bootstrap", "20", "--quiet"]
+    assert main(argv) == 0
+    doc = json.loads((out / "results.json").read_text())
+    assert [a["name"] for a in doc["experiment"]["arms"]] == ["synthetic-null"]
+    assert {r["arm"] for r in doc["runs"]} == {"synthetic-null"} and "specificity" not in doc["preregistered"]
+    for benchmark in BENCHMARKS:
+        name = "mini-odmap-synthetic-null-seed1.json"
+        again, first = json.loads((subs / benchmark / name).read_text()), json.loads((quick / "subs" / benchmark / name).read_text())
+        assert again["predictions"] == first["predictions"]

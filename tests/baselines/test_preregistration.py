@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from vlbench.baselines import preregistration as pre
 
 
@@ -58,3 +60,48 @@ def test_render_says_whether_the_analysis_was_declared_before_the_run() -> None:
     for line in before.splitlines():
         if line.startswith("| G"):
             assert line.count("|") == 5  # no stray pipe breaks the table
+
+
+def with_null(primary: tuple[float, float, float], key: tuple[float, float, float]) -> dict[str, Any]:
+    """The report above with issue 30's D'-null arm and its contrasts."""
+    rep = report(0.9, 0.75, (0.12, 0.05, 0.2), (0.11, 0.02, 0.2), 0.01)
+    rep["pooled"].append({"arm": "synthetic-null", "scores": {}})
+    d, lo, hi = primary
+    k, klo, khi = key
+
+    def diff(a: str, b: str, metric: str, v: float, vlo: float, vhi: float) -> dict[str, Any]:
+        return {"a": a, "b": b, "over": "pooled", "metric": metric, "difference": v, "ci95": [vlo, vhi]}
+
+    rep["differences"] += [diff("synthetic", "synthetic-null", "ODmAP@1/partner", d, lo, hi),
+                           diff("synthetic", "synthetic-null", "absent-dependent@1/control", k, klo, khi)]
+    for i, (a, b, metric) in enumerate(pre.SPECIFICITY_DESCRIPTIVE):
+        if (a, b, metric) not in {(x["a"], x["b"], x["metric"]) for x in rep["differences"]}:
+            rep["differences"].append(diff(a, b, metric, 0.001 * i, -0.01, 0.01))
+    return rep
+
+
+def test_issue_30_contrasts_are_the_declared_ones() -> None:
+    assert pre.SPECIFICITY_PRIMARY == ("synthetic", "synthetic-null", "ODmAP@1/partner")
+    assert pre.SPECIFICITY_KEY_SECONDARY == ("synthetic", "synthetic-null", "absent-dependent@1/control")
+    # without the D'-null arm nothing is claimed about specificity
+    assert "specificity" not in pre.evaluate(report(0.9, 0.75, (0.12, 0.05, 0.2), (0.11, 0.02, 0.2), 0.01))
+
+
+@pytest.mark.parametrize(("primary", "key", "specific"), [
+    ((0.05, 0.01, 0.09), (-0.10, -0.15, -0.05), (True, True)),
+    ((0.05, 0.0, 0.09), (-0.10, -0.15, 0.0), (False, False)),  # an interval touching 0 shows nothing
+    ((-0.05, -0.09, -0.01), (0.10, 0.05, 0.15), (False, False)),  # the other way round
+    ((0.02, -0.01, 0.05), (-0.10, -0.15, -0.05), (False, True)),
+])
+def test_specificity_reads_each_interval_on_its_own(primary: tuple[float, float, float], key: tuple[float, float, float],
+                                                    specific: tuple[bool, bool]) -> None:
+    out = pre.evaluate(with_null(primary, key))["specificity"]
+    assert (out["primary"]["specific"], out["key_secondary"]["specific"]) == specific
+    assert out["primary"]["difference"] == primary[0] and out["primary"]["ci95"] == list(primary[1:])
+    assert out["key_secondary"]["ci95"] == list(key[1:])
+    assert [(c["contrast"], c["metric"]) for c in out["descriptive"]] == [
+        (f"{a} - {b}", m) for a, b, m in pre.SPECIFICITY_DESCRIPTIVE]
+    text = "\n".join(pre.render(pre.evaluate(with_null(primary, key)), preregistered=True))
+    assert "Is the mitigation specific" in text and "declared before the run of the D'-null arm" in text
+    assert f"{100 * primary[0]:+.1f} [{100 * primary[1]:+.1f}, {100 * primary[2]:+.1f}]" in text
+    assert ("interval above 0" in text) is specific[0] and ("interval below 0" in text) is specific[1]

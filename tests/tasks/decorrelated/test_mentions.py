@@ -9,6 +9,7 @@ from vlbench.tasks.decorrelated.mentions import (
     MentionMatcher,
     coco_class_words,
     coco_matcher,
+    phrase_runs,
     plural,
     tokens,
 )
@@ -94,3 +95,77 @@ def test_custom_table_longest_match_and_shared_words() -> None:
         ("ball", [1]),
         ("thing", [1, 2]),
     ]
+
+
+@pytest.mark.parametrize(
+    ("caption", "expected"),
+    [
+        # the two bugs of coco-5k-decorrelated 1.0: a phrase across a sentence end, across a comma
+        ("The grill is hot. Dog sleeps on the porch.", {"dog"}),
+        ("A bottle of red wine, glass of water.", {"bottle", "wine glass", "cup"}),  # wine; glass
+        # every mark that ends a phrase, between the two words of a two-word class
+        ("the grill is hot; dog on the porch", {"dog"}),
+        ("it is hot: dog days", {"dog"}),
+        ("so hot! dog asleep", {"dog"}),
+        ("too hot? dog says yes", {"dog"}),
+        ('a "hot" dog', {"dog"}),
+        ("a 'hot' dog", {"dog"}),
+        ("the \u201chot\u201d dog", {"dog"}),
+        ("a hot (dog) bun", {"dog"}),
+        ("a hot [dog]", {"dog"}),
+        ("hot {dog}", {"dog"}),
+        ("it is hot - dog in the shade", {"dog"}),  # a spaced hyphen is a dash
+        ("it is hot -- dog in the shade", {"dog"}),
+        ("it is hot--dog in the shade", {"dog"}),
+        ("it is hot \u2013 dog in the shade", {"dog"}),
+        ("it is hot\u2014dog in the shade", {"dog"}),
+        ("so hot... dog asleep", {"dog"}),
+        ("so hot\u2026dog asleep", {"dog"}),
+        ("hot/dog", {"dog"}),
+        ("hot & dog", {"dog"}),
+        ("hot 2 dog", {"dog"}),
+        ("the stop, sign", {"stop sign"}),  # "sign" alone is a stop sign word (Table 4)
+        ("a traffic. light", {"traffic light"}),  # "traffic" alone is a traffic light word
+        ("a teddy, bear", {"teddy bear", "bear"}),
+        ("a tennis; racket", {"tennis racket"}),  # "racket" alone is a tennis racket word
+        ("a cell. phone", {"cell phone"}),  # "phone" alone
+        ("the wine. glass", {"wine glass", "cup"}),
+        # what joins the words of a phrase: spaces, tabs, a line break (COCO captions wrap lines
+        # inside phrases: "rolls of\nToilet tissue"), a hyphen inside a word
+        ("a hot dog", {"hot dog"}),
+        ("a hot   dog", {"hot dog"}),
+        ("a hot\tdog", {"hot dog"}),
+        ("a hot\ndog", {"hot dog"}),
+        ("a hot \r\n dog", {"hot dog"}),
+        ("a hot\u00a0dog", {"hot dog"}),
+        ("a hot-dog stand", {"hot dog"}),
+        ("a hot\u2010dog stand", {"hot dog"}),
+        ("a teddy-bear", {"teddy bear"}),
+        ("a fire-hydrant", {"fire hydrant"}),
+        ("two wine-glasses", {"wine glass"}),
+        ("A Stop Sign.", {"stop sign"}),
+        ("a hot dog, a dog.", {"hot dog", "dog"}),
+        ("traffic lights; stop signs", {"traffic light", "stop sign"}),
+        # punctuation at either end of a phrase does not stop it
+        ('"hot dog"', {"hot dog"}),
+        ("(teddy bear)", {"teddy bear"}),
+        ("a man's hot dog.", {"person", "hot dog"}),
+        ("rolls of\nToilet tissue in a bathroom", {"toilet"}),
+    ],
+)
+def test_a_class_phrase_never_spans_punctuation(caption: str, expected: set[str]) -> None:
+    assert names(caption) == expected
+
+
+def test_phrase_runs_split_at_punctuation_only() -> None:
+    assert phrase_runs("The grill is hot. Dog sleeps, on\nthe porch-swing; 2 cats!") == [
+        ["the", "grill", "is", "hot"], ["dog", "sleeps"], ["on", "the", "porch", "swing"], ["cats"]]
+    assert phrase_runs("") == [] and phrase_runs("...") == [] and phrase_runs("dog") == [["dog"]]
+    # every token is in exactly one run, in order: the runs are `tokens` cut at punctuation
+    text = 'A bottle of red wine, glass of water. "Teddy-bear" (a toy) & a hot-dog... 3 dogs\u2014cats'
+    assert [t for run in phrase_runs(text) for t in run] == tokens(text)
+
+
+def test_spans_keep_their_order_and_longest_match_within_a_run() -> None:
+    m = MentionMatcher(("a", "b"), {"a": ("red ball",), "b": ("ball", "red")})
+    assert [text for text, _ in m.spans("red ball. red, ball red-ball")] == ["red ball", "red", "ball", "red ball"]

@@ -294,3 +294,42 @@ def test_cli_prepare_then_validate(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["validate", str(path), "--data-dir", str(data)]) == 1
     out = capsys.readouterr()
     assert out.err.count("[list_too_short]") == len(queries) == 2
+
+
+def test_a_coco_manifest_of_the_old_matcher_is_prepared_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """coco-5k-decorrelated 1.1 changed the class matcher (no phrase across punctuation): a manifest
+    prepared by 1.0 ("coco-table4") holds the old mentions, so scoring refuses it and says what to do."""
+    from vlbench.cli import main
+    from vlbench.tasks.decorrelated.mentions import COCO_MATCHER
+
+    coco_fixture(tmp_path / "src")
+    data = tmp_path / "data"
+    [path] = TASK.prepare(BY_ID["coco-5k-decorrelated"], str(tmp_path / "src"), data, force=True)
+    doc = json.loads(path.read_text())
+    assert doc["params"]["matcher"] == COCO_MATCHER and BY_ID["coco-5k-decorrelated"].version == "1.1"
+    sub = {"vlbench": 1, "benchmark": "coco-5k-decorrelated", "task": "decorrelated_retrieval",
+           "meta": {"method": "test"}, "predictions": {"image_to_text": {q["id"]: list(range(8)) for q in doc["queries"]}}}
+    (tmp_path / "sub.json").write_text(json.dumps(sub))
+    assert main(["validate", str(tmp_path / "sub.json"), "--data-dir", str(data)]) == 1  # read: lists too short
+    doc["params"]["matcher"] = "coco-table4"
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["validate", str(tmp_path / "sub.json"), "--data-dir", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert "prepared with the class matcher 'coco-table4'" in err
+    assert "vlbench data prepare coco-5k-decorrelated --source DIR" in err
+
+
+def test_the_coco_gallery_mentions_end_at_punctuation(tmp_path: Path) -> None:
+    coco_fixture(tmp_path / "src")
+    dataset = json.loads((tmp_path / "src" / "dataset_coco.json").read_text())
+    extra = ["The grill is hot. Dog sleeps on the porch.", "A bottle of red wine, glass of water.", "A hot-dog."]
+    dataset["images"][3]["sentences"] += [{"sentid": 8 + i, "raw": t, "tokens": [], "imgid": 9} for i, t in enumerate(extra)]
+    dataset["images"][3]["sentids"] += [8, 9, 10]
+    (tmp_path / "src" / "dataset_coco.json").write_text(json.dumps(dataset))
+    [path] = TASK.prepare(BY_ID["coco-5k-decorrelated"], str(tmp_path / "src"), tmp_path / "data", force=True)
+    doc = json.loads(path.read_text())
+    g, classes = doc["gallery"], doc["classes"]
+    mentions = {cid: sorted(classes[c] for c in g["mention_classes"][a:b])
+                for cid, a, b in zip(g["caption_ids"], g["mention_indptr"], g["mention_indptr"][1:], strict=False)}
+    assert mentions[8] == ["dog"] and mentions[9] == ["bottle", "cup", "wine glass"] and mentions[10] == ["hot dog"]

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vlbench.tasks.decorrelated.removal import box_mask, candidate_removals, plan_removal
+from vlbench.tasks.decorrelated.removal import (
+    box_mask,
+    candidate_removals,
+    plan_joint_removal,
+    plan_removal,
+)
 
 
 def row(x0: int, width: int, y: int = 0) -> tuple[float, float, float, float]:
@@ -100,3 +105,37 @@ def test_box_mask_covers_every_touched_pixel() -> None:
     m = box_mask([(1.5, 0.2, 2.0, 0.5)], 6, 2)
     assert np.argwhere(m).tolist() == [[0, 1], [0, 2], [0, 3]]
     assert box_mask([(-5.0, -5.0, 7.0, 6.0)], 4, 4).sum() == 2  # clipped: columns 0-1, row 0
+
+
+def test_a_joint_removal_erases_both_targets_under_the_same_rules() -> None:
+    # A (cols 0-29) and B (cols 40-59) removed together; C (cols 100-149) stays; D (cols 35-37,
+    # inside neither box) stays too.
+    objects = [("a", row(0, 30)), ("b", row(40, 20)), ("c", row(100, 50)), ("d", row(35, 3))]
+    r = plan_joint_removal(objects, 200, 10, ("a", "b"))
+    assert r is not None
+    assert r.removed_classes == ("a", "b") and r.present_classes == ("c", "d") and r.target_class == "a"
+    assert set(r.removed_boxes) == {row(0, 30), row(40, 20)}
+    assert r.removed_area_fraction == 50 / 2000
+    # tau2 is read against the union of the targets: E lies across both boxes (20 of its 22
+    # pixels, 0.91 > tau2) though neither box alone covers 80% of it.
+    spanning = [("a", row(0, 30)), ("b", row(32, 30)), ("e", row(20, 22)), ("c", row(100, 10))]
+    joint = plan_joint_removal(spanning, 200, 10, ("a", "b"))
+    assert joint is not None and joint.removed_classes == ("a", "b", "e")
+    assert plan_removal(spanning, 200, 10, "a") is None  # alone, A erases 10/22 of E: neither goes nor stays
+    # the rules still reject: nothing left, a target that is not there, tau3 on the union
+    assert plan_joint_removal([("a", row(0, 10)), ("b", row(20, 10))], 100, 10, ("a", "b")) is None
+    assert plan_joint_removal(objects, 200, 10, ("a", "x")) is None
+    assert plan_joint_removal(objects, 200, 10, ()) is None
+    big = [("a", (0.0, 0.0, 60.0, 10.0)), ("b", (60.0, 0.0, 20.0, 10.0)), ("c", (90.0, 0.0, 10.0, 10.0))]
+    assert plan_removal(big, 100, 10, "a") is not None  # 0.6 < tau3
+    assert plan_joint_removal(big, 100, 10, ("a", "b")) is None  # 0.8 >= tau3
+
+
+def test_one_target_joint_removal_is_plan_removal() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        objects = [(str(rng.integers(0, 4)), (float(rng.integers(0, 60)), float(rng.integers(0, 60)),
+                                               float(rng.integers(1, 40)), float(rng.integers(1, 40))))
+                   for _ in range(rng.integers(2, 6))]
+        for cls in {c for c, _ in objects}:
+            assert plan_joint_removal(objects, 100, 100, (cls,)) == plan_removal(objects, 100, 100, cls)
