@@ -46,7 +46,10 @@ ABSENT_DEPENDENT = [f"{m}@1/{g}" for m in ("absent-dependent", "any-absent-depen
 MENTIONS = [*NAMED, "partner@1/partner", "present@1/partner", "present@1/control", *ABSENT_DEPENDENT]
 # Differences reported between arms: (a, b) means a - b.
 CONTRASTS = (("synthetic", "control"), ("synthetic", "biased"), ("unbiased", "biased"),
-             ("synthetic", "synthetic-null"), ("synthetic-null", "control"))
+             ("synthetic", "synthetic-null"), ("synthetic-null", "control"),
+             # the dose-response (exploratory; arms run only when named): each dose against D'-null,
+             # and D' (about 60% counterexamples) against the highest dose
+             ("dose-10", "synthetic-null"), ("dose-30", "synthetic-null"), ("synthetic", "dose-30"))
 DIFF_METRICS = [*DECORRELATED, "i2t_R@1", "i2t_R@5", "i2t_R@10", "t2i_R@1", *MENTIONS]
 NAMED_BENCHMARK = "removed-class mentions"
 _SHARES = ("named@", "partner@", "present@", "absent-dependent@", "any-absent-dependent@")

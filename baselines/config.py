@@ -60,8 +60,9 @@ class RecipeConfig:
     synthetic_ratio: float = 0.0
     synthetic_fill: str = "inpaint"
     synthetic_captions: str = "noun-phrase"
-    # which removals D' uses: all (the paper's), or keep-cooccurrence (free classes only, or a cue
-    # with its dependent: the mini experiment's D'-null arm; `synthetic/removals.py`)
+    # which removals D' uses: all (the paper's), keep-cooccurrence (free classes only, or a cue
+    # with its dependent: the mini experiment's D'-null arm), or breaking:F (a share F of
+    # counterexamples, the rest as keep-cooccurrence: its dose-response); `synthetic/removals.py`
     synthetic_removals: str = "all"
     # retrieval
     embed_batch_size: int = 256
@@ -244,9 +245,19 @@ def check(c: RecipeConfig) -> None:
         problems.append("synthetic_fill must be inpaint, blur, mean, zero or rerender")
     if c.synthetic_captions not in ("noun-phrase", "prompt"):
         problems.append("synthetic_captions must be noun-phrase or prompt")
-    if c.synthetic_removals not in ("all", "keep-cooccurrence"):
-        problems.append("synthetic_removals must be all or keep-cooccurrence")
+    if not _removal_rule_ok(c.synthetic_removals):
+        problems.append("synthetic_removals must be all, keep-cooccurrence or breaking:F with 0 < F < 1")
     if not 0 <= c.seed < 2**32:
         problems.append("seed must be in [0, 2**32)")
     if problems:
         raise UsageError("invalid configuration: " + "; ".join(problems))
+
+
+def _removal_rule_ok(rule: str) -> bool:
+    from .synthetic.removals import rule_parts
+
+    try:
+        rule_parts(rule)
+    except UsageError:
+        return False
+    return True

@@ -50,6 +50,9 @@ class Arm:
     recipe: str
     sets: Mapping[str, Any] = field(default_factory=dict)
     init: str | None = None  # the arm whose final weights (same seed) this arm starts from
+    # Run only when named (`--arms`): an analysis declared after the pre-registered run, reported
+    # as exploratory, and not part of the experiment's default run or its time budget.
+    exploratory: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,8 +77,8 @@ class Experiment:
         return {
             "name": self.name, "description": self.description, "seeds": list(self.seeds),
             "preregistered": self.preregistered, "common": dict(self.common), "finetune": dict(self.finetune),
-            "arms": [{"name": a.name, "label": a.label, "recipe": a.recipe, "init": a.init, "sets": dict(a.sets)}
-                     for a in self.arms],
+            "arms": [{"name": a.name, "label": a.label, "recipe": a.recipe, "init": a.init, "sets": dict(a.sets),
+                      **({"exploratory": True} if a.exploratory else {})} for a in self.arms],
         }
 
 
@@ -101,7 +104,15 @@ def _arms(scratch: Mapping[str, Any], synthetic: Mapping[str, Any]) -> tuple[Arm
         Arm("unbiased", "4 unbiased reference", "clip-scratch", {**scratch, "mini_train": "unbiased"}),
         Arm("synthetic-null", "5 + synthetic, co-occurrence kept (D'-null)", "clip-finetune-synthetic",
             {**synthetic, "synthetic_removals": "keep-cooccurrence"}, init="biased"),
+        # issue 30's dose-response (exploratory): D'-null with 10% and 30% of its pairs replaced by
+        # counterexamples (D' itself has about 60%)
+        *(Arm(f"dose-{pct}", f"6{chr(ord('a') + i)} + synthetic, {pct}% counterexamples", "clip-finetune-synthetic",
+              {**synthetic, "synthetic_removals": f"breaking:{pct / 100:g}"}, init="biased", exploratory=True)
+          for i, pct in enumerate(DOSES)),
     )
+
+
+DOSES = (10, 30)  # percent of D''s pairs that are counterexamples, in the dose-response arms
 
 
 EXPERIMENTS: dict[str, Experiment] = {
@@ -150,8 +161,8 @@ def get_experiment(name: str, quick: bool = False, seeds: Sequence[int] | None =
         if unknown or not arms or len(set(arms)) != len(arms):
             raise UsageError(f"--arms: distinct names of {exp.name}'s arms ({', '.join(known)})"
                              + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
-        exp = replace(exp, arms=tuple(a for a in exp.arms if a.name in arms))
-    return exp
+        return replace(exp, arms=tuple(a for a in exp.arms if a.name in arms))
+    return replace(exp, arms=tuple(a for a in exp.arms if not a.exploratory))
 
 
 def missing_inits(exp: Experiment, work: Path) -> list[Path]:

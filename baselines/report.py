@@ -71,6 +71,7 @@ def render_markdown(exp: Any, report: Mapping[str, Any], command: str, timing: M
         lines += [f"Did the fine-tunes move the model? Share of decorrelated queries whose top-1 caption "
                   f"changed from the starting model's (mean over seeds): {shares}.", ""]
     lines += _cooccurrence_lines(report.get("cooccurrence", []), labels)
+    lines += _dose_lines(exp, report, labels)
     lines += ["## Pooled over seeds (mean over seeds; the interval resamples seeds and source images)", ""]
     header = ["arm", *DECORRELATED, *RETRIEVAL]
     lines.append("| " + " | ".join(header) + " |")
@@ -109,7 +110,8 @@ def render_markdown(exp: Any, report: Mapping[str, Any], command: str, timing: M
             rows = [d for d in report["differences"] if d["a"] == a and d["b"] == b]
             if not rows:
                 continue
-            lines += [f"### {labels[a]} - {labels[b]}", "", "| over | " + " | ".join(metrics) + " |",
+            note = " (exploratory: not pre-registered)" if exp.arm(a).exploratory or exp.arm(b).exploratory else ""
+            lines += [f"### {labels[a]} - {labels[b]}{note}", "", "| over | " + " | ".join(metrics) + " |",
                       "|" + "---|" * (len(metrics) + 1)]
             for over in dict.fromkeys(d["over"] for d in rows):
                 cells = []
@@ -133,6 +135,32 @@ def _timing_line(timing: Mapping[str, Any]) -> str:
         line += (f"; the machine's 1-minute load average {load['mean_1min']} on average, at most {load['max_1min']} "
                  f"({len(load['samples'])} samples: other processes shared the cores when it exceeds the workers)")
     return line + "."
+
+
+DOSE_METRICS = ("ODmAP@1/partner", "absent-dependent@1/control", "absent-dependent@1/partner", "ODmAP@1/control",
+                "i2t_R@1")
+
+
+def _dose_lines(exp: Any, report: Mapping[str, Any], labels: Mapping[str, str]) -> list[str]:
+    """The D' arms by their share of counterexamples (D'-null, the dose arms, D'), when a dose
+    arm was run: an exploratory analysis declared after the pre-registered run."""
+    if not any(a.exploratory for a in exp.arms):
+        return []
+    rows = report.get("cooccurrence", [])
+    share = {arm: float(np.mean([r["breaking_pairs"] / r["synthetic_pairs"] for r in rows if r["arm"] == arm]))
+             for arm in dict.fromkeys(r["arm"] for r in rows) if all(r.get("synthetic_pairs") for r in rows if r["arm"] == arm)}
+    pooled = {r["arm"]: r for r in report["pooled"] if r["arm"] in share}
+    lines = ["## Dose-response (exploratory: declared after the pre-registered run, no decision rule)", "",
+             "The D' arms in order of their share of counterexamples (D' pairs whose removal takes a cue or a dependent "
+             "without the other; mean over seeds): D'-null has none, the dose arms replace 10% or 30% of D'-null's pairs "
+             "by counterexamples, D' draws from every removal. Pooled over seeds, two-level intervals; the paired "
+             "differences are below.", "",
+             "| arm | counterexamples | " + " | ".join(DOSE_METRICS) + " |", "|" + "---|" * (len(DOSE_METRICS) + 2)]
+    for arm in sorted(pooled, key=lambda a: share[a]):
+        row = pooled[arm]
+        lines.append(f"| {labels[arm]} | {100 * share[arm]:.1f}% | "
+                     + " | ".join(_pct(row["scores"][c]) + _ci(row["ci95"].get(c)) for c in DOSE_METRICS) + " |")
+    return [*lines, ""]
 
 
 def _cooccurrence_lines(rows: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> list[str]:
@@ -175,7 +203,7 @@ def plot(exp: Any, report: Mapping[str, Any], path: Path, quick: bool = False) -
     import matplotlib.pyplot as plt
 
     colours = {"biased": "#d62728", "control": "#1f77b4", "synthetic": "#2ca02c", "unbiased": "#7f7f7f",
-               "synthetic-null": "#9467bd"}
+               "synthetic-null": "#9467bd", "dose-10": "#e377c2", "dose-30": "#ff7f0e"}
     markers = "osD^v<>"
     fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=100)
     labels = {a.name: a.label for a in exp.arms}

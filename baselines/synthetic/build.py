@@ -28,7 +28,7 @@ from vlbench.tasks.decorrelated.removal import TAU1, TAU2, TAU3, Removal
 
 from ..runtime import barrier, is_distributed
 from .captions import CAPTION_MODES, ClassMentions, mentions_for, prompt_caption, synthetic_caption
-from .removals import ALL, REMOVAL_RULES, Pairs, allowed_removals
+from .removals import ALL, Pairs, allowed_removals, rule_parts
 from .sources import SourceImage
 
 MANIFEST = "manifest.json"
@@ -54,19 +54,32 @@ def plan(sources: Sequence[SourceImage], *, ratio: float, captions: str, seed: i
     |D|) do later passes add a second, third, ... pair per image, each a different removal or a
     different caption of it. Fewer pairs come out only when every option is used up.
 
-    `removals`: which removals an image offers (`removals.py`: `all`, the paper's; or
-    `keep-cooccurrence`, which needs the world's (cue, dependent) `pairs`).
+    `removals`: which removals an image offers (`removals.py`: `all`, the paper's;
+    `keep-cooccurrence`, which needs the world's (cue, dependent) `pairs`; or `breaking:F`, drawn
+    in two parts: the first 1 - F of the pairs exactly as `keep-cooccurrence` draws its first ones,
+    then F from the breaking removals, with a seed of their own).
     """
     if captions not in CAPTION_MODES:
         raise UsageError(f"synthetic captions {captions!r}: one of {', '.join(CAPTION_MODES)}")
-    if removals not in REMOVAL_RULES:
-        raise UsageError(f"synthetic removals {removals!r}: one of {', '.join(REMOVAL_RULES)}")
+    parts = rule_parts(removals)
     if removals != ALL and not pairs:
         raise UsageError(f"synthetic removals {removals!r} need the co-occurring class pairs of the world "
                          "(known for the mini world only)")
     total = sum(len(s.captions) for s in sources) if n_pairs is None else n_pairs
     want = round(ratio * total)
-    rng = random.Random(f"dprime:{seed}")
+    if len(parts) == 1:
+        return _plan_part(sources, want, captions, tau, removals, pairs, f"dprime:{seed}")
+    (keep_rule, _), (break_rule, share) = parts
+    n_breaking = round(share * want)
+    # the keeping part's seed is D'-null's: its pairs are the first ones D'-null draws
+    return (_plan_part(sources, want - n_breaking, captions, tau, keep_rule, pairs, f"dprime:{seed}")
+            + _plan_part(sources, n_breaking, captions, tau, break_rule, pairs, f"dprime-breaking:{seed}"))
+
+
+def _plan_part(sources: Sequence[SourceImage], want: int, captions: str, tau: tuple[float, float, float],
+               removals: str, pairs: Pairs, seed: str) -> list[Planned]:
+    """`want` pairs of one removal rule, drawn as `plan` describes."""
+    rng = random.Random(seed)
     order = list(sources)
     rng.shuffle(order)
     mentions = mentions_for(sources)

@@ -12,6 +12,11 @@ Two rules (`RecipeConfig.synthetic_removals`):
   of the image gives the joint removal of both (`plan_joint_removal`: the same tau rules, B_r the
   union of both classes' boxes), which one-target candidates rarely produce.
 
+- `breaking:F` (the mini experiment's exploratory dose-response, issue 30): a share F (0 < F < 1)
+  of D''s pairs are counterexamples, drawn only from removals that break a pair (a cue or a
+  dependent removed alone), and the rest are drawn as `keep-cooccurrence` draws them
+  (`rule_parts`; `build.plan` draws the two parts).
+
 `p_dependent_given_cue` measures the co-occurrence in a list of images' class sets (one entry
 per training pair), so D, D' and D + D' can be reported side by side.
 """
@@ -33,9 +38,26 @@ from vlbench.tasks.decorrelated.removal import (
 
 ALL = "all"
 KEEP_COOCCURRENCE = "keep-cooccurrence"
-REMOVAL_RULES = (ALL, KEEP_COOCCURRENCE)
+BREAKING = "breaking"  # `breaking:F`; alone (as a part of a rule), only the removals that break a pair
+REMOVAL_RULES = (ALL, KEEP_COOCCURRENCE, f"{BREAKING}:F (0 < F < 1)")
 
 Pairs = Sequence[tuple[str, str]]
+
+
+def rule_parts(rule: str) -> list[tuple[str, float]]:
+    """The parts D' is drawn in, each (removal rule, share of the pairs): `all` and
+    `keep-cooccurrence` are one part; `breaking:F` is keep-cooccurrence for 1 - F and the breaking
+    removals for F. A rule that is none of these is a usage error."""
+    if rule in (ALL, KEEP_COOCCURRENCE):
+        return [(rule, 1.0)]
+    name, _, value = rule.partition(":")
+    try:
+        share = float(value)
+    except ValueError:
+        share = -1.0
+    if name != BREAKING or not 0 < share < 1:
+        raise UsageError(f"synthetic removals {rule!r}: one of {', '.join(REMOVAL_RULES)}")
+    return [(KEEP_COOCCURRENCE, 1 - share), (BREAKING, share)]
 
 
 def keeps_cooccurrence(removed: Collection[str], pairs: Pairs) -> bool:
@@ -51,6 +73,8 @@ def allowed_removals(objects: Sequence[tuple[str, Any]], width: int, height: int
     removals = candidate_removals(objects, width, height, *tau)
     if rule == ALL:
         return removals
+    if rule == BREAKING:
+        return [r for r in removals if not keeps_cooccurrence(r.removed_classes, pairs)]
     if rule != KEEP_COOCCURRENCE:
         raise UsageError(f"synthetic removals {rule!r}: one of {', '.join(REMOVAL_RULES)}")
     kept = [r for r in removals if keeps_cooccurrence(r.removed_classes, pairs)]

@@ -118,6 +118,25 @@ def test_arms_select_a_subset_in_the_experiment_s_order(tmp_path: Path) -> None:
     assert missing_inits(alone, tmp_path / "w") == [checkpoint_file(tmp_path / "w", "biased", 1)]
 
 
+def test_the_dose_arms_run_only_when_named(tmp_path: Path) -> None:
+    """Issue 30's dose-response arms are exploratory: not in the default run (the pre-registered
+    five arms and their budget), run with `--arms`; each is D'-null with one setting changed."""
+    assert [a.name for a in get_experiment("mini-odmap").arms] == [
+        "biased", "control", "synthetic", "unbiased", "synthetic-null"]
+    exp = get_experiment("mini-odmap", arms=["dose-30", "synthetic-null", "dose-10"])
+    assert [a.name for a in exp.arms] == ["synthetic-null", "dose-10", "dose-30"]
+    null = exp.arm("synthetic-null").sets
+    for arm, share in (("dose-10", "0.1"), ("dose-30", "0.3")):
+        assert exp.arm(arm).exploratory and exp.arm(arm).init == "biased"
+        assert exp.arm(arm).sets == {**null, "synthetic_removals": f"breaking:{share}"}
+    assert exp.describe()["arms"][1]["exploratory"] is True and "exploratory" not in exp.describe()["arms"][0]
+    from vlbench.baselines.config import resolve
+
+    assert resolve({"synthetic_removals": "breaking:0.3"}).synthetic_removals == "breaking:0.3"
+    with pytest.raises(UsageError, match="synthetic_removals must be"):
+        resolve({"synthetic_removals": "breaking:1.5"})
+
+
 def test_a_fine_tune_arm_without_its_checkpoints_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["baseline", "experiment", "mini-odmap", "--arms", "synthetic-null", "--work-dir", str(tmp_path / "w"),
             "--data-dir", str(tmp_path / "d"), "--out", str(tmp_path / "r"), "--submissions", str(tmp_path / "s")]

@@ -156,18 +156,27 @@ def test_outputs_are_checked_before_any_training(tmp_path: Path) -> None:
 
 
 def test_arms_run_a_subset_from_the_checkpoints_there(quick: Path, data_dir: Path) -> None:
-    """`--arms synthetic-null` alone: its starting checkpoints are in the work folder, its own
-    finished checkpoint is reused, and the predictions equal the full run's; the report covers
-    that arm only."""
+    """`--arms synthetic-null,dose-30`: their starting checkpoints are in the work folder,
+    D'-null's finished checkpoint is reused and its predictions equal the full run's; the
+    exploratory dose arm trains on D'-null's first pairs plus its counterexamples; the report
+    covers those arms only, with the dose-response section marked exploratory."""
     out, subs = quick / "subset-results", quick / "subset-subs"
-    argv = ["baseline", "experiment", "mini-odmap", "--quick", "--arms", "synthetic-null", "--data-dir", str(data_dir),
-            "--work-dir", str(quick / "runs"), "--out", str(out), "--submissions", str(subs), "--workers", "1",
-            "--bootstrap", "20", "--quiet"]
+    argv = ["baseline", "experiment", "mini-odmap", "--quick", "--arms", "synthetic-null,dose-30", "--data-dir",
+            str(data_dir), "--work-dir", str(quick / "runs"), "--out", str(out), "--submissions", str(subs),
+            "--workers", "1", "--bootstrap", "20", "--quiet"]
     assert main(argv) == 0
     doc = json.loads((out / "results.json").read_text())
-    assert [a["name"] for a in doc["experiment"]["arms"]] == ["synthetic-null"]
-    assert {r["arm"] for r in doc["runs"]} == {"synthetic-null"} and "specificity" not in doc["preregistered"]
+    assert [a["name"] for a in doc["experiment"]["arms"]] == ["synthetic-null", "dose-30"]
+    assert {r["arm"] for r in doc["runs"]} == {"synthetic-null", "dose-30"} and "specificity" not in doc["preregistered"]
     for benchmark in BENCHMARKS:
         name = "mini-odmap-synthetic-null-seed1.json"
         again, first = json.loads((subs / benchmark / name).read_text()), json.loads((quick / "subs" / benchmark / name).read_text())
         assert again["predictions"] == first["predictions"]
+    facts = {(r["arm"], r["seed"]): r for r in doc["cooccurrence"]}
+    for seed in (0, 1):
+        null, dose = facts[("synthetic-null", seed)], facts[("dose-30", seed)]
+        assert null["breaking_pairs"] == 0 and dose["synthetic_pairs"] == null["synthetic_pairs"]
+        assert dose["breaking_pairs"] == round(0.3 * dose["synthetic_pairs"]) and dose["removals"] == "breaking:0.3"
+    assert {(d["a"], d["b"]) for d in doc["differences"]} == {("dose-30", "synthetic-null")}
+    text = (out / "README.md").read_text()
+    assert "## Dose-response (exploratory" in text and "(exploratory: not pre-registered)" in text

@@ -1,5 +1,5 @@
-"""D''s removal rules (`removals.py`): the co-occurrence-keeping rule of the D'-null arm, and
-P(dependent | cue) of a set of training pairs."""
+"""D''s removal rules (`removals.py`): the co-occurrence-keeping rule of the D'-null arm, the
+dose-response's `breaking:F`, and P(dependent | cue) of a set of training pairs."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from vlbench.baselines.synthetic.removals import (
     allowed_removals,
     keeps_cooccurrence,
     p_dependent_given_cue,
+    rule_parts,
 )
 from vlbench.baselines.synthetic.sources import SourceImage
 from vlbench.errors import UsageError
@@ -89,3 +90,40 @@ def test_the_null_plan_breaks_no_pair_and_the_paper_plan_is_unchanged(data_dir: 
     assert with_paper["two_or_more_classes"]["p"] < base - 0.05
     with pytest.raises(UsageError, match="co-occurring class pairs"):
         plan(sources, ratio=0.4, captions="noun-phrase", seed=0, removals="keep-cooccurrence")
+
+
+@pytest.mark.parametrize("rule", ["breaking", "breaking:0", "breaking:1", "breaking:-0.1", "breaking:x", "keep:0.1", "none"])
+def test_a_rule_that_is_none_of_the_three_is_refused(rule: str) -> None:
+    with pytest.raises(UsageError, match="synthetic removals"):
+        rule_parts(rule)
+
+
+def test_breaking_is_d_null_with_a_share_of_counterexamples() -> None:
+    assert rule_parts("breaking:0.3") == [("keep-cooccurrence", 0.7), ("breaking", 0.3)]
+    assert rule_parts("keep-cooccurrence") == [("keep-cooccurrence", 1.0)] and rule_parts("all") == [("all", 1.0)]
+    objects = [("star", box(0)), ("ring", box(20)), ("square", box(40)), ("moon", box(60))]
+    breaking = allowed_removals(objects, 100, 10, "breaking", PAIRS)
+    assert breaking and all(not keeps_cooccurrence(r.removed_classes, PAIRS) for r in breaking)
+    kept = allowed_removals(objects, 100, 10, "keep-cooccurrence", PAIRS)
+    every = candidate_removals(objects, 100, 10)
+    assert {r.removed_classes for r in breaking} == {r.removed_classes for r in every} - {r.removed_classes for r in kept}
+
+
+@pytest.mark.parametrize("share", [0.1, 0.3])
+def test_a_dose_plan_is_d_null_s_first_pairs_then_counterexamples(data_dir: Path, share: float) -> None:
+    """`breaking:F` on the v3 world's train images: exactly round(F |D'|) pairs break a pair, the
+    others are D'-null's first pairs (same files and captions), and every file name is distinct."""
+    from vlbench.baselines.synthetic.sources import _mini_sources
+    from vlbench.tasks.mini.build import world_config
+
+    pairs = world_config("v3").pairs()
+    sources: list[SourceImage] = _mini_sources(data_dir, "v3")[:400]
+    null = plan(sources, ratio=0.4, captions="noun-phrase", seed=0, removals="keep-cooccurrence", pairs=pairs)
+    dose = plan(sources, ratio=0.4, captions="noun-phrase", seed=0, removals=f"breaking:{share}", pairs=pairs)
+    n_breaking = round(share * 800)
+    assert len(dose) == 800 and len({p.file_name for p in dose}) == 800
+    assert dose[: 800 - n_breaking] == null[: 800 - n_breaking]
+    assert all(not keeps_cooccurrence(p.removal.removed_classes, pairs) for p in dose[800 - n_breaking:])
+    assert dose == plan(sources, ratio=0.4, captions="noun-phrase", seed=0, removals=f"breaking:{share}", pairs=pairs)
+    with pytest.raises(UsageError, match="co-occurring class pairs"):
+        plan(sources, ratio=0.4, captions="noun-phrase", seed=0, removals=f"breaking:{share}")
