@@ -1,6 +1,7 @@
 """The committed mini-odmap reports state what `vlbench score` gives for the committed submissions.
 
-v3 (`baselines/results/mini-odmap/`, the full run, five arms with issue 30's D'-null): every
+v3 (`baselines/results/mini-odmap/`, the full run, five arms with issue 30's D'-null, and its two
+exploratory dose arms): every
 submission is scored again, and the top-caption measures (named@k, partner@1, present@1, the
 absent-dependent measures) and each D' run's P(dependent | cue) are computed again from the files. v2 (`baselines/results/mini-odmap-v2/`): its mini-decorrelated results are retired (v2.0's
 ground truth is no longer shipped), so its numbers are checked against the retired score records,
@@ -30,12 +31,16 @@ def test_committed_numbers_equal_vlbench_score_of_committed_submissions() -> Non
     from vlbench.baselines.experiment import get_experiment
 
     doc = json.loads(RESULTS.read_text())
-    exp = get_experiment("mini-odmap")
+    # the five pre-registered arms and issue 30's exploratory dose arms (run with --arms)
+    exp = get_experiment("mini-odmap", arms=["biased", "control", "synthetic", "unbiased", "synthetic-null",
+                                             "dose-10", "dose-30"])
     assert not doc["quick"]
+    assert [a["name"] for a in doc["experiment"]["arms"]] == [a.name for a in exp.arms]
     assert len(doc["runs"]) == len(exp.arms) * len(exp.seeds)
     assert {(r["arm"], r["seed"]) for r in doc["runs"]} == {(a.name, s) for a in exp.arms for s in exp.seeds}
     cooccurrence = {(r["arm"], r["seed"]): r for r in doc["cooccurrence"]}
-    assert set(cooccurrence) == {(a, s) for a in ("synthetic", "synthetic-null") for s in exp.seeds}
+    d_arms = ("synthetic", "synthetic-null", "dose-10", "dose-30")
+    assert set(cooccurrence) == {(a, s) for a in d_arms for s in exp.seeds}
     for run in doc["runs"]:
         for benchmark, facts in run["files"].items():
             path = REPO / "submissions" / benchmark / _name(run)
@@ -57,6 +62,9 @@ def test_committed_numbers_equal_vlbench_score_of_committed_submissions() -> Non
                 assert train["synthetic"]["p_dependent_given_cue"] == facts_of_run["p_dependent_given_cue"]
                 assert train["synthetic"]["breaking_pairs"] == facts_of_run["breaking_pairs"]
                 assert (facts_of_run["breaking_pairs"] == 0) is (run["arm"] == "synthetic-null")
+                share = {"dose-10": 0.1, "dose-30": 0.3}.get(run["arm"])
+                if share is not None:  # exactly that share of counterexamples
+                    assert facts_of_run["breaking_pairs"] == round(share * facts_of_run["synthetic_pairs"])
 
 
 def test_v2_numbers_equal_the_retired_records_and_current_scores() -> None:

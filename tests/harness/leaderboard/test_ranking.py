@@ -183,5 +183,5 @@ def test_committed_method_rows_are_the_experiment_s_pooled_results() -> None:
                 assert row["scores"][key] == pytest.approx(pooled["scores"][key], abs=1e-6)
                 assert row["ci95"][key] == pytest.approx(pooled["ci95"][key], abs=1e-6)
                 checked += 1
-    assert len(labels) == 5 and checked == 5 * len(labels)  # five arms (issue 30's D'-null the fifth), five keys each
+    assert len(labels) == 7 and checked == 5 * len(labels)  # five arms and issue 30's two dose arms, five keys each
 

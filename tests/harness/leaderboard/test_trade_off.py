@@ -150,7 +150,7 @@ def test_committed_plot_pairs_one_model_on_two_benchmarks_of_one_world() -> None
                 assert recipes[0]["train"]["final_loss"] == recipes[1]["train"]["final_loss"]
                 assert model_identity(metas[0]["meta"])[0] == pair["model"]
                 pairs += 1
-    assert pairs == 25  # five arms, five seeds each, on mini-decorrelated and mini-shapes-retrieval
+    assert pairs == 35  # five arms and two dose arms, five seeds each, on mini-decorrelated and mini-shapes-retrieval
 
 
 @pytest.mark.parametrize("field", ["y_submission", "x_submission"])
