@@ -43,13 +43,13 @@ import datetime as dt
 import hashlib
 import json
 import re
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from tests.harness.standin_server import serving
 
 TOKENS = {"hf_maintainer": "maintainer", "hf_alice": "alice", "hf_bob": "bob", "hf_carol": "carol"}
 MAINTAINER = "hf_maintainer"
@@ -263,6 +263,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, "Repository not found", "RepoNotFound")
         return repo
 
+    def _commit(self, repo: Repo, rev: str) -> Commit | None:
+        """The commit `rev` names, or None after a 404 as the hub sends it."""
+        commit = repo.resolve(rev)
+        if commit is None:
+            self._error(404, "Invalid rev id", "RevisionNotFound")
+        return commit
+
     def _dispatch(self, method: str) -> None:
         split = urlsplit(self.path)
         path, query = split.path, parse_qs(split.query)
@@ -305,9 +312,7 @@ class _Handler(BaseHTTPRequestHandler):
     def repo_info(self, m: re.Match[str], query: dict, body: bytes, method: str) -> None:
         if (repo := self._repo(m)) is None:
             return
-        commit = repo.resolve(unquote(m["rev"] or "main"))
-        if commit is None:
-            self._error(404, "Invalid rev id", "RevisionNotFound")
+        if (commit := self._commit(repo, unquote(m["rev"] or "main"))) is None:
             return
         self._reply(200, {"id": repo.id, "sha": commit.oid, "private": False,
                           "siblings": [{"rfilename": p} for p in sorted(commit.files)]})
@@ -366,9 +371,7 @@ class _Handler(BaseHTTPRequestHandler):
     def tree(self, m: re.Match[str], query: dict, body: bytes, method: str) -> None:
         if (repo := self._repo(m)) is None:
             return
-        commit = repo.resolve(unquote(m["rev"]))
-        if commit is None:
-            self._error(404, "Invalid rev id", "RevisionNotFound")
+        if (commit := self._commit(repo, unquote(m["rev"]))) is None:
             return
         folder = unquote(m["path"] or "").strip("/")
         recursive = (query.get("recursive") or ["false"])[0].lower() in ("true", "1")
@@ -387,9 +390,7 @@ class _Handler(BaseHTTPRequestHandler):
     def paths_info(self, m: re.Match[str], query: dict, body: bytes, method: str) -> None:
         if (repo := self._repo(m)) is None:
             return
-        commit = repo.resolve(unquote(m["rev"]))
-        if commit is None:
-            self._error(404, "Invalid rev id", "RevisionNotFound")
+        if (commit := self._commit(repo, unquote(m["rev"]))) is None:
             return
         form = parse_qs(body.decode())
         out = []
@@ -406,9 +407,7 @@ class _Handler(BaseHTTPRequestHandler):
         if repo is None:
             self._error(404, "Repository not found", "RepoNotFound")
             return
-        commit = repo.resolve(unquote(m["rev"]))
-        if commit is None:
-            self._error(404, "Invalid rev id", "RevisionNotFound")
+        if (commit := self._commit(repo, unquote(m["rev"]))) is None:
             return
         path = unquote(m["path"])
         if path not in commit.files:
@@ -613,29 +612,12 @@ ROUTES = [
 ]
 
 
-class running_standin:
+class running_standin(serving):
     """Context manager: a HubStandIn serving on 127.0.0.1 until the block ends (or lifetime_s)."""
 
     def __init__(self, lifetime_s: float = 600.0) -> None:
-        self.hub = HubStandIn()
-        handler = type("Handler", (_Handler,), {"hub": self.hub})
-        self.server = HTTPServer(("127.0.0.1", 0), handler)
-        self.server.timeout = 0.2
-        self.hub.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.stop = threading.Event()
-        self.deadline = time.monotonic() + lifetime_s
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-
-    def _serve(self) -> None:
-        while not self.stop.is_set() and time.monotonic() < self.deadline:
-            self.server.handle_request()
-        self.server.server_close()
+        super().__init__(HubStandIn(), _Handler, lifetime_s)
 
     def __enter__(self) -> HubStandIn:
-        self.thread.start()
-        return self.hub
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join(timeout=5)
+        return super().__enter__()
 

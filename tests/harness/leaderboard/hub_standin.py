@@ -16,12 +16,12 @@ import base64
 import hashlib
 import json
 import re
-import threading
-import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from tests.harness.standin_server import serving
 
 TOKEN = "hf_standin_token"
 REPO = r"(?P<type>model|dataset|space)s/(?P<id>[^/]+/[^/]+)"
@@ -156,28 +156,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": f"stand-in has no POST {path}"})
 
 
-class running_standin:
+class running_standin(serving):
     """Context manager: a HubStandIn serving on 127.0.0.1 until the block ends (or lifetime_s)."""
 
     def __init__(self, lifetime_s: float = 120.0) -> None:
-        self.hub = HubStandIn()
-        handler = type("Handler", (_Handler,), {"hub": self.hub})
-        self.server = HTTPServer(("127.0.0.1", 0), handler)
-        self.server.timeout = 0.2
-        self.hub.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.stop = threading.Event()
-        self.deadline = time.monotonic() + lifetime_s
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-
-    def _serve(self) -> None:
-        while not self.stop.is_set() and time.monotonic() < self.deadline:
-            self.server.handle_request()
-        self.server.server_close()
+        super().__init__(HubStandIn(), _Handler, lifetime_s)
 
     def __enter__(self) -> HubStandIn:
-        self.thread.start()
-        return self.hub
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join(timeout=5)
+        return super().__enter__()
