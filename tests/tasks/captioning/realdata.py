@@ -55,3 +55,24 @@ def pycoco_tokenized(name: str) -> tuple[list[str], list[list[str]]]:
         refs.append(rest[at : at + k])
         at += k
     return hyps, refs
+
+
+def outside_fast_path() -> tuple[list[str], list[str | None], int]:
+    """The captions of sets A-E that the PTB fast path leaves (with each line's successor, in
+    pycocoevalcap's file order), and how many captions the sets hold in all."""
+    from vlbench.backports import strict_zip
+    from vlbench.tasks.captioning.ptb import pycoco_successors
+    from vlbench.tasks.captioning.ptb.fast import fast_tokenize_many
+
+    captions: list[str] = []
+    successors: list[str | None] = []
+    total = 0
+    for name in SETS:
+        cands, refs = pycoco_files(name)
+        total += len(cands) + len(refs)
+        flat = cands + refs
+        for c, s, t in strict_zip(flat, pycoco_successors([cands, refs]), fast_tokenize_many(flat)):
+            if t is None:
+                captions.append(c)
+                successors.append(s)
+    return captions, successors, total

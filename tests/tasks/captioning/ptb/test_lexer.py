@@ -17,7 +17,6 @@ from vlbench.backports import strict_zip
 from vlbench.errors import UsageError
 from vlbench.tasks.captioning.ptb import jar_tokenize, tokenize
 from vlbench.tasks.captioning.ptb import lexer as ptb_lexer
-from vlbench.tasks.captioning.ptb.fast import fast_tokenize_many
 from vlbench.tasks.captioning.ptb.lines import (
     clean_line_breaks,
     pycoco_successors,
@@ -65,16 +64,7 @@ def test_every_piece_alone_and_before_each_kind_of_next_line():
 @needs_java
 @pytest.mark.skipif(not realdata.available(), reason="../shared/realdata is absent")
 def test_real_captions_outside_the_fast_path_equal_the_jar():
-    captions: list[str] = []
-    successors: list[str | None] = []
-    for name in realdata.SETS:
-        cands, refs = realdata.pycoco_files(name)
-        flat = cands + refs
-        succ = pycoco_successors([cands, refs])
-        for c, s, t in strict_zip(flat, succ, fast_tokenize_many(flat)):
-            if t is None:
-                captions.append(c)
-                successors.append(s)
+    captions, successors, _ = realdata.outside_fast_path()
     assert len(captions) > 300
     assert _lexer(captions, successors) == jar_tokenize(captions, successors)
 

@@ -100,18 +100,7 @@ def _check(captions: list[str], successors: list[str | None]) -> tuple[int, int]
 @needs_java
 @pytest.mark.skipif(not realdata.available(), reason="../shared/realdata is absent")
 def test_real_captions_outside_the_fast_path_equal_the_jar():
-    captions: list[str] = []
-    successors: list[str | None] = []
-    total = 0
-    for name in realdata.SETS:
-        cands, refs = realdata.pycoco_files(name)
-        total += len(cands) + len(refs)
-        flat = cands + refs
-        succ = pycoco_successors([cands, refs])
-        for c, s, t in strict_zip(flat, succ, fast_tokenize_many(flat)):
-            if t is None:
-                captions.append(c)
-                successors.append(s)
+    captions, successors, total = realdata.outside_fast_path()
     checked, left = _check(captions, successors)
     # 42,657 captions; the fast path takes all but 360; this module takes all of those
     assert total == 42_657 and checked + left == len(captions)
